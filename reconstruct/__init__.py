@@ -1,0 +1,1 @@
+"""Reconstruct: parse harness sessions, replay their workspaces, emit task candidates."""

@@ -1,0 +1,71 @@
+"""``--base-repo DIR[@REV]``: the starting workspace from a git checkout."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from trajforge.errors import UsageError
+
+MAX_FILE_BYTES = 1_000_000
+GIT_TIMEOUT_S = 120
+
+
+def parse_spec(spec: str) -> tuple[Path, str | None]:
+    """Split ``DIR[@REV]``."""
+    directory, sep, rev = spec.rpartition("@")
+    if not sep or not directory:
+        return Path(spec), None
+    return Path(directory), rev or None
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UsageError(f"--base-repo {repo}: git failed: {exc}") from None
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise UsageError(f"--base-repo {repo}: git {args[0]}: {message[-1] if message else '?'}")
+    return done.stdout
+
+
+def _text(data: bytes) -> str | None:
+    if len(data) > MAX_FILE_BYTES or b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def load_base(spec: str) -> dict[str, str]:
+    """Text files of the checkout (its tree at REV when given); binary and huge files skipped."""
+    repo, rev = parse_spec(spec)
+    if not repo.is_dir():
+        raise UsageError(f"--base-repo {repo}: not a directory")
+    if rev is None and not (repo / ".git").exists():
+        files = {}
+        for path in sorted(p for p in repo.rglob("*") if p.is_file()):
+            text = _text(path.read_bytes())
+            if text is not None:
+                files[path.relative_to(repo).as_posix()] = text
+        return files
+    names = _git(repo, "ls-tree", "-r", "-z", "--name-only", rev or "HEAD").split(b"\0")
+    files = {}
+    for raw in filter(None, names):
+        name = raw.decode(errors="surrogateescape")
+        if rev is None:
+            path = repo / name
+            data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
+        else:
+            data = _git(repo, "show", f"{rev}:{name}")
+        text = _text(data)
+        if text is not None:
+            files[name] = text
+    return files

@@ -1,0 +1,1 @@
+"""Trajectory format readers, one module per harness (registered in trajforge.registry)."""

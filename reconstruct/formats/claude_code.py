@@ -1,0 +1,469 @@
+"""Reader for Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Every line is a JSON object with a ``type``: ``user`` / ``assistant`` lines carry ``uuid``,
+``parentUuid``, ``sessionId``, ``cwd``, ``version``, ``gitBranch``, ``isSidechain`` and an
+Anthropic ``message``; ``summary``, ``system``, ``file-history-snapshot``,
+``queue-operation`` ... are bookkeeping. The lines form a DAG through ``parentUuid``
+(``logicalParentUuid`` across a compaction boundary). The conversation is the path from the
+last non-sidechain line back to the root; rewinds and edited prompts leave earlier branches
+off that path, and ``isSidechain`` lines (Task sub-agents) are never on it.
+
+One API message is streamed as several lines sharing ``message.id`` (thinking, text and each
+``tool_use`` on its own line, chained through ``parentUuid``); they are merged, and parallel
+``tool_result`` lines hanging off any of them are kept. A user line's ``toolUseResult``
+holds the structured result: ``file.content`` for Read (raw text, no ``     N→`` prefixes)
+and ``originalFile`` (the whole file before the change) for Edit / MultiEdit / Write, which
+is emitted as a read-like ``tool_result`` just before the edit's ``tool_call``.
+Bash failures read ``Exit code N`` with ``is_error``; refusals (user rejection, permission
+denial, hook block) are errors whose command never ran, so their exit code is unknown.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trajforge.errors import FormatError
+from trajforge.reconstruct.inputs import file_hash, iter_json_lines
+from trajforge.records import (
+    Edit,
+    Event,
+    GitInfo,
+    ParseWarning,
+    Session,
+    SessionHeader,
+    SourcePos,
+)
+
+log = logging.getLogger(__name__)
+
+HARNESS = "claude-code"
+TOOL_KINDS = {
+    "Read": "read",
+    "Write": "write",
+    "Edit": "edit",
+    "MultiEdit": "edit",
+    "Bash": "shell",
+}
+BOOKKEEPING = frozenset(
+    {
+        "summary",
+        "system",
+        "file-history-snapshot",
+        "queue-operation",
+        "progress",
+        "attachment",
+        "custom-title",
+        "tag",
+        "agent-name",
+    }
+)
+EXIT_RE = re.compile(r"\AExit code (-?\d+)")
+LINE_PREFIX_RE = re.compile(r"\A\s*\d+(?:→|\t)(.*)\Z", re.DOTALL)
+REMINDER_RE = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
+EMPTY_FILE_NOTE = "the file exists but the contents are empty"
+SKIPPED_USER_PREFIXES = ("<command-", "<local-command-", "Caveat: ", "[Request interrupted")
+
+Record = tuple[int, dict[str, Any]]
+
+
+class ClaudeCodeFormat:
+    """Claude Code session transcripts (``.jsonl``, one per session)."""
+
+    name = "claude-code"
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True when one of the first complete lines is a Claude Code transcript line."""
+        for raw in head.split(b"\n")[:20]:
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(record, dict) and _is_distinctive(record):
+                return True
+        return False
+
+    def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
+        """The file's main conversation path as one Session; bad lines become warnings."""
+        source = str(path)
+        records: list[Record] = []
+        warnings: list[ParseWarning] = []
+        for line, value, error in iter_json_lines(path):
+            if error is not None:
+                warnings.append(ParseWarning(file=source, line=line, message=error))
+            elif isinstance(value, dict) and _is_claude(value):
+                records.append((line, value))
+            else:
+                message = "JSON record is not a Claude Code transcript line"
+                warnings.append(ParseWarning(file=source, line=line, message=message))
+        if not records and not warnings:
+            yield ParseWarning(file=source, line=1, message="empty file: no Claude Code lines")
+            return
+        if not records:
+            first = warnings[0]
+            raise FormatError(
+                f"{path}: not a Claude Code transcript (line {first.line}: {first.message})"
+            )
+        yield _build_session(path, records, warnings)
+
+
+def _is_claude(record: dict[str, Any]) -> bool:
+    kind = record.get("type")
+    if kind in ("user", "assistant"):
+        return isinstance(record.get("message"), dict)
+    return kind in BOOKKEEPING or (isinstance(kind, str) and "sessionId" in record)
+
+
+def _is_distinctive(record: dict[str, Any]) -> bool:
+    """A line only Claude Code writes (``system`` or ``progress`` alone are too generic)."""
+    kind = record.get("type")
+    if kind in ("user", "assistant"):
+        return (
+            isinstance(record.get("message"), dict) and "uuid" in record and "sessionId" in record
+        )
+    if kind == "summary":
+        return "leafUuid" in record
+    if kind == "file-history-snapshot":
+        return "snapshot" in record and "messageId" in record
+    return kind == "queue-operation" and "sessionId" in record
+
+
+def _uuid(record: dict[str, Any]) -> str | None:
+    return _str(record.get("uuid"))
+
+
+def _message_id(record: dict[str, Any]) -> str | None:
+    return _str(record["message"].get("id")) if isinstance(record.get("message"), dict) else None
+
+
+def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
+    content = record["message"].get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _main_path(records: list[Record], source: str, warnings: list[ParseWarning]) -> set[str]:
+    """uuids on the path from the last non-sidechain message back to the root."""
+    nodes: dict[str, Record] = {}
+    for rec in reversed(records):  # the first line with a uuid wins
+        nodes[_uuid(rec[1]) or ""] = rec
+    conv = [
+        r
+        for r in records
+        if r[1]["type"] in ("user", "assistant") and not r[1].get("isSidechain") and _uuid(r[1])
+    ]
+    on_path: set[str] = set()
+    current = _uuid(conv[-1][1]) if conv else None
+    while current is not None and current not in on_path:
+        on_path.add(current)
+        line, node = nodes[current]
+        parent = node.get("parentUuid") or node.get("logicalParentUuid")
+        if not isinstance(parent, str):
+            break
+        if parent not in nodes:
+            message = f"parentUuid {parent!r} not found: the conversation starts here"
+            warnings.append(ParseWarning(file=source, line=line, message=message))
+            break
+        current = parent
+    return on_path
+
+
+def _select(records: list[Record], on_path: set[str] | None) -> tuple[list[Record], dict[str, int]]:
+    """Path records plus streamed siblings and parallel tool results, in file order."""
+    conv = [
+        r for _, r in records if r["type"] in ("user", "assistant") and not r.get("isSidechain")
+    ]
+    chosen = {id(r) for r in conv if on_path is None or _uuid(r) in on_path}
+    msg_ids = {_message_id(r) for r in conv if id(r) in chosen} - {None}
+    chosen |= {id(r) for r in conv if r["type"] == "assistant" and _message_id(r) in msg_ids}
+    tool_ids = {
+        b.get("id")
+        for r in conv
+        if id(r) in chosen and r["type"] == "assistant"
+        for b in _blocks(r)
+        if b.get("type") == "tool_use"
+    }
+    for rec in conv:
+        results = [b.get("tool_use_id") for b in _blocks(rec) if b.get("type") == "tool_result"]
+        if rec["type"] == "user" and results and all(r in tool_ids for r in results):
+            chosen.add(id(rec))
+    selected: list[Record] = []
+    skipped: dict[str, int] = {}
+    seen: set[str] = set()
+    for line, rec in records:
+        if rec["type"] not in ("user", "assistant"):
+            _count(skipped, rec["type"])
+        elif rec.get("isSidechain"):
+            _count(skipped, "sidechain")
+        elif id(rec) not in chosen or (_uuid(rec) or f"line{line}") in seen:
+            _count(skipped, "off_path")
+        else:
+            selected.append((line, rec))
+            seen.add(_uuid(rec) or f"line{line}")
+    return selected, skipped
+
+
+def _count(counts: dict[str, int], key: str) -> None:
+    counts[key] = counts.get(key, 0) + 1
+
+
+def _build_session(path: Path, records: list[Record], warnings: list[ParseWarning]) -> Session:
+    source = str(path)
+    has_uuids = any(_uuid(r[1]) for r in records if r[1]["type"] in ("user", "assistant"))
+    # without uuids no DAG was recorded and the file order is the conversation
+    on_path = _main_path(records, source, warnings) if has_uuids else None
+    selected, skipped = _select(records, on_path)
+    builder = _EventBuilder(source, skipped)
+    builder.originals = _originals(selected)
+    for line, rec in selected:
+        builder.record(line, rec)
+    return Session.model_construct(
+        header=_header(path, records, selected, builder.model),
+        events=tuple(builder.events),
+        warnings=tuple(warnings),
+        skipped=builder.skipped,
+    )
+
+
+def _first_str(records: list[Record], key: str) -> str | None:
+    return next((r[key] for _, r in records if isinstance(r.get(key), str) and r[key]), None)
+
+
+def _header(
+    path: Path, records: list[Record], selected: list[Record], model: str | None
+) -> SessionHeader:
+    ordered = selected or records
+    digest = file_hash(path)
+    branch = _first_str(ordered, "gitBranch")
+    session_id = _first_str(list(reversed(ordered)), "sessionId")
+    return SessionHeader(
+        harness=HARNESS,
+        session_id=session_id or path.stem or digest[:16],
+        source_path=str(path),
+        content_hash=digest,
+        harness_version=_first_str(ordered, "version"),
+        model=model,
+        cwd=_first_str(ordered, "cwd"),
+        git=GitInfo(branch=branch) if branch else None,
+        started_at=_first_str(records, "timestamp"),
+    )
+
+
+def _originals(selected: list[Record]) -> dict[str, tuple[int, str]]:
+    """tool_use id → (line, file content before the change) from ``toolUseResult``."""
+    found: dict[str, tuple[int, str]] = {}
+    for line, rec in selected:
+        result = rec.get("toolUseResult")
+        blocks = [b for b in _blocks(rec) if b.get("type") == "tool_result"]
+        if rec["type"] != "user" or len(blocks) != 1 or not isinstance(result, dict):
+            continue
+        original = result.get("originalFile")
+        call_id = blocks[0].get("tool_use_id")
+        if isinstance(original, str) and isinstance(call_id, str):
+            found[call_id] = (line, original)
+    return found
+
+
+def _result_text(content: object) -> str:
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    return "\n".join(
+        str(b["text"])
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def strip_line_numbers(text: str) -> str | None:
+    """File text from Read output (``     N→line`` or ``     N<TAB>line``), or None."""
+    text = REMINDER_RE.sub("\n", text).strip("\n")
+    if EMPTY_FILE_NOTE in text or not text:
+        return ""
+    lines: list[str] = []
+    for raw in text.split("\n"):
+        match = LINE_PREFIX_RE.match(raw)
+        if match is None:
+            return None
+        lines.append(match.group(1))
+    return "\n".join(lines) + "\n"
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _edits(args: dict[str, Any], name: str) -> tuple[Edit, ...]:
+    raw = args.get("edits") if name == "MultiEdit" else [args]
+    if not isinstance(raw, list):
+        return ()
+    return tuple(
+        Edit(old=e["old_string"], new=e["new_string"], replace_all=bool(e.get("replace_all")))
+        for e in raw
+        if isinstance(e, dict)
+        and isinstance(e.get("old_string"), str)
+        and isinstance(e.get("new_string"), str)
+    )
+
+
+class _EventBuilder:
+    """Turns the selected user / assistant lines into Events."""
+
+    def __init__(self, source: str, skipped: dict[str, int]) -> None:
+        self.source = source
+        self.skipped = skipped
+        self.events: list[Event] = []
+        self.model: str | None = None
+        self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
+        self.originals: dict[str, tuple[int, str]] = {}
+        self.seen_blocks: dict[str, set[str]] = {}
+        self.last_text_msg: str | None = None
+
+    def emit(self, line: int, **fields: Any) -> None:
+        self.events.append(Event(source=SourcePos(file=self.source, line=line), **fields))
+        self.last_text_msg = None
+
+    def record(self, line: int, rec: dict[str, Any]) -> None:
+        if rec["type"] == "assistant":
+            self.assistant(line, rec)
+        elif rec.get("isMeta") or rec.get("isCompactSummary"):
+            _count(self.skipped, "user:meta")
+        else:
+            self.user(line, rec)
+
+    def assistant(self, line: int, rec: dict[str, Any]) -> None:
+        message = rec["message"]
+        model = message.get("model")
+        if self.model is None and isinstance(model, str) and not model.startswith("<"):
+            self.model = model
+        msg_id = _message_id(rec) or f"line:{line}"
+        seen = self.seen_blocks.setdefault(msg_id, set())
+        for block in _blocks(rec):
+            key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS).decode()
+            if key in seen:
+                continue  # the same block written again by a later streamed line
+            seen.add(key)
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                self.assistant_text(line, msg_id, block["text"])
+            elif kind == "tool_use":
+                self.tool_call(line, rec, block)
+            else:
+                _count(self.skipped, f"block:{kind}")
+
+    def assistant_text(self, line: int, msg_id: str, text: str) -> None:
+        if not text.strip():
+            return
+        last = self.events[-1] if self.events else None
+        if last is not None and self.last_text_msg == msg_id and last.kind == "assistant":
+            self.events[-1] = last.model_copy(update={"text": f"{last.text}\n\n{text}"})
+            return
+        self.emit(line, kind="assistant", text=text)
+        self.last_text_msg = msg_id
+
+    def tool_call(self, line: int, rec: dict[str, Any], block: dict[str, Any]) -> None:
+        name = _str(block.get("name")) or "unknown"
+        call_id = _str(block.get("id")) or f"line{line}:{len(self.events)}"
+        raw = block.get("input")
+        args: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        kind = TOOL_KINDS.get(name, "other")
+        self.calls[call_id] = (name, kind, args)
+        fields: dict[str, Any] = {
+            "tool": name,
+            "tool_kind": kind,
+            "call_id": call_id,
+            "arguments": args,
+        }
+        file_path = _str(args.get("file_path"))
+        if kind in ("read", "write", "edit"):
+            fields["path"] = file_path
+        if kind == "read":
+            fields["offset"] = _int(args.get("offset"))
+        elif kind == "write":
+            fields["content"] = _str(args.get("content"))
+        elif kind == "edit":
+            fields["edits"] = _edits(args, name)
+        elif kind == "shell":
+            fields["command"] = _str(args.get("command"))
+            fields["cwd"] = _str(rec.get("cwd"))
+        if call_id in self.originals and kind in ("write", "edit"):
+            orig_line, original = self.originals[call_id]
+            self.emit(
+                orig_line,
+                kind="tool_result",
+                tool=name,
+                tool_kind="read",
+                call_id=f"{call_id}:original",
+                path=file_path,
+                content=original,
+            )
+        self.emit(line, kind="tool_call", **fields)
+
+    def user(self, line: int, rec: dict[str, Any]) -> None:
+        texts: list[str] = []
+        for block in _blocks(rec):
+            kind = block.get("type")
+            if kind == "tool_result":
+                self.tool_result(line, rec, block)
+            elif kind == "text" and isinstance(block.get("text"), str):
+                if block["text"].lstrip().startswith(SKIPPED_USER_PREFIXES):
+                    _count(self.skipped, "user:command")
+                else:
+                    texts.append(block["text"])
+            else:
+                _count(self.skipped, f"block:{kind}")
+        if texts:
+            self.emit(line, kind="user", text="\n".join(texts))
+
+    def tool_result(self, line: int, rec: dict[str, Any], block: dict[str, Any]) -> None:
+        call_id = _str(block.get("tool_use_id"))
+        name, kind, args = self.calls.get(call_id or "", (None, "other", {}))
+        text = _result_text(block.get("content"))
+        is_error = bool(block.get("is_error"))
+        result = rec.get("toolUseResult")
+        fields: dict[str, Any] = {
+            "tool": name,
+            "tool_kind": kind,
+            "call_id": call_id,
+            "text": text,
+            "is_error": is_error,
+        }
+        if kind in ("read", "write", "edit"):
+            fields["path"] = _str(args.get("file_path"))
+        if kind == "shell":
+            fields["exit_code"] = _shell_exit(text, is_error, result)
+        elif kind == "read" and not is_error:
+            fields.update(_read_content(text, args, result))
+        self.emit(line, kind="tool_result", **fields)
+
+
+def _shell_exit(text: str, is_error: bool, result: object) -> int | None:
+    """``Exit code N`` on failures; 0 for a plain success; None when it never ran or was cut."""
+    match = EXIT_RE.match(text)
+    if match:
+        return int(match.group(1))
+    if is_error or (isinstance(result, dict) and result.get("interrupted")):
+        return None  # refused by the user / permissions / a hook, timed out or interrupted
+    return 0
+
+
+def _read_content(text: str, args: dict[str, Any], result: object) -> dict[str, Any]:
+    """``content`` and ``partial`` for a Read result."""
+    ranged = args.get("offset") is not None or args.get("limit") is not None
+    file = result.get("file") if isinstance(result, dict) else None
+    if isinstance(file, dict) and isinstance(file.get("content"), str):
+        start, num, total = (_int(file.get(k)) for k in ("startLine", "numLines", "totalLines"))
+        cut = (start or 1) > 1 or (num is not None and total is not None and num < total)
+        return {"content": file["content"], "partial": cut or (ranged and total is None)}
+    content = strip_line_numbers(text)
+    if content is None:
+        return {}
+    return {"content": content, "partial": ranged}

@@ -1,0 +1,124 @@
+"""Input plumbing shared by all formats: expand PATHs, open (gzipped) files, stream lines."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from trajforge.errors import FormatError
+
+log = logging.getLogger(__name__)
+
+HEAD_BYTES = 65536
+SESSION_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".db", ".ndjson", ".gz")
+
+
+def open_bytes(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading, transparently decompressing gzip (several members too)."""
+    with path.open("rb") as raw:
+        magic = raw.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]
+    return path.open("rb")
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    """First ``size`` bytes of a file (decompressed); empty for directories."""
+    if path.is_dir():
+        return b""
+    try:
+        with open_bytes(path) as fh:
+            return fh.read(size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError(f"{path}: cannot read: {exc}") from None
+
+
+def read_all(path: Path) -> bytes:
+    """Whole file, decompressed."""
+    try:
+        with open_bytes(path) as fh:
+            return fh.read()
+    except (OSError, EOFError, zlib.error) as exc:
+        raise FormatError(f"{path}: cannot read: {exc}") from None
+
+
+def file_hash(path: Path) -> str:
+    """sha256 of the raw bytes of a file (or of the sorted file list+bytes of a directory)."""
+    digest = hashlib.sha256()
+    if path.is_dir():
+        for child in sorted(p for p in path.rglob("*") if p.is_file()):
+            digest.update(str(child.relative_to(path)).encode())
+            digest.update(child.read_bytes())
+    else:
+        with path.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()
+
+
+def iter_json_lines(path: Path) -> Iterator[tuple[int, object | None, str | None]]:
+    """Stream a JSON-lines file: ``(lineno, value, error)``; blank lines are skipped.
+
+    A line that is not JSON (garbage, binary, a truncated last line) yields ``value=None`` and
+    an error message, so the caller records a warning and carries on.
+    """
+    try:
+        fh = open_bytes(path)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read: {exc.strerror}") from None
+    with fh:
+        lineno = 0
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    yield lineno, orjson.loads(raw), None
+                except orjson.JSONDecodeError as exc:
+                    yield lineno, None, f"not JSON ({exc.msg})"
+        except (OSError, EOFError, zlib.error) as exc:  # truncated or corrupt gzip stream
+            yield lineno + 1, None, f"unreadable: {exc}"
+
+
+def expand_paths(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:
+    """Expand user PATHs into inputs: files, opencode ``storage/`` trees, SQLite files.
+
+    Directories are walked; a directory that is itself an opencode legacy storage tree is kept
+    whole. Returns ``(inputs, errors)`` where errors name paths that do not exist.
+    """
+    inputs: list[Path] = []
+    errors: list[str] = []
+    for path in paths:
+        if not path.exists():
+            errors.append(f"{path}: no such file or directory")
+        elif path.is_dir():
+            inputs.extend(_walk(path))
+        else:
+            inputs.append(path)
+    return inputs, errors
+
+
+def _is_storage_tree(path: Path) -> bool:
+    return (path / "session").is_dir() and (path / "message").is_dir()
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    if _is_storage_tree(root):
+        yield root
+        return
+    for child in sorted(root.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_dir():
+            yield from _walk(child)
+        elif child.name == "manifest.jsonl" or child.name.endswith(".md"):
+            continue  # pi-share-hf dump manifests and READMEs are not sessions
+        elif child.name.endswith(SESSION_SUFFIXES):
+            yield child

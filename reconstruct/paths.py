@@ -1,0 +1,54 @@
+"""Path confinement: every path a session touches becomes a safe relative path, or a violation."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+from trajforge.records import Event
+
+
+class PathViolation(ValueError):
+    """A path that points outside the session's workspace."""
+
+
+def session_root(cwd: str | None, events: Iterable[Event]) -> str | None:
+    """The directory relative paths are resolved against.
+
+    The recorded cwd when there is one; otherwise the deepest directory shared by every absolute
+    path the session touched (None when it touched none).
+    """
+    if cwd:
+        return posixpath.normpath(cwd.replace("\\", "/"))
+    dirs = [
+        posixpath.dirname(posixpath.normpath(e.path))
+        for e in events
+        if e.path and e.path.startswith("/")
+    ]
+    if not dirs:
+        return None
+    common = posixpath.commonpath(dirs)
+    return common if common != "/" else None
+
+
+def confine(path: str, root: str | None) -> str:
+    """Return ``path`` relative to ``root``, normalised; raise PathViolation when it escapes.
+
+    Escapes: ``..`` above the root, absolute paths outside it, ``~`` home paths, empty paths,
+    and NUL bytes.
+    """
+    raw = path.strip().replace("\\", "/")
+    if not raw or "\x00" in raw:
+        raise PathViolation(f"invalid path {path!r}")
+    if raw.startswith("~"):
+        raise PathViolation(f"home path {path!r} is outside the workspace")
+    if raw.startswith("/"):
+        norm = posixpath.normpath(raw)
+        if root is None or not (norm == root or norm.startswith(root.rstrip("/") + "/")):
+            raise PathViolation(f"absolute path {path!r} is outside the workspace {root!r}")
+        rel = posixpath.relpath(norm, root)
+    else:
+        rel = posixpath.normpath(raw)
+    if rel in (".", "") or rel == ".." or rel.startswith("../"):
+        raise PathViolation(f"path {path!r} escapes the workspace")
+    return rel

@@ -1,0 +1,233 @@
+"""Replay a session's file effects onto a virtual workspace with full history.
+
+Every path keeps a list of versions (what its content was from which event on). The workspace
+at any event index is then a pure function of that history: files read before they were first
+written are known to have existed from the start (back-propagation), files created later did
+not, and files touched without their content being known are reported as missing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from trajforge.reconstruct import shell
+from trajforge.reconstruct.patches import PatchError, apply_edits, apply_unified, apply_v4a
+from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.records import Event
+
+log = logging.getLogger(__name__)
+
+Origin = Literal["base", "read", "write", "edit", "patch", "shell", "deleted"]
+_PRE_EXISTING: frozenset[str] = frozenset({"base", "read", "edit", "shell"})
+
+
+@dataclass(frozen=True)
+class Version:
+    """A file's state from event ``index`` on."""
+
+    index: int
+    """Event index at which this version took effect (-1: before the session)."""
+    content: str | None
+    """Full content, or None when unknown (failed edit, shell change, deleted)."""
+    origin: Origin
+    """What produced this version."""
+    partial: bool = False
+    """``content`` is only part of the file (ranged or truncated read)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The workspace at one moment."""
+
+    files: dict[str, str]
+    """Files whose full content is known."""
+    partial: frozenset[str] = frozenset()
+    """Files that existed but are known only in part."""
+    missing: frozenset[str] = frozenset()
+    """Files that existed but whose content is unknown."""
+
+
+@dataclass
+class Replay:
+    """History of every file the session touched."""
+
+    root: str | None
+    history: dict[str, list[Version]] = field(default_factory=dict)
+    divergences: list[str] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    shell_commands: list[tuple[int, str]] = field(default_factory=list)
+    mutations: list[int] = field(default_factory=list)
+    """Event indices of successful writes / edits / patches / mutating shell commands."""
+
+    def current(self, path: str) -> str | None:
+        versions = self.history.get(path)
+        if not versions or versions[-1].partial:
+            return None
+        return versions[-1].content
+
+    def record(self, path: str, version: Version) -> None:
+        self.history.setdefault(path, []).append(version)
+
+    def state_at(self, index: int) -> Snapshot:
+        """The workspace after every event up to and including ``index`` took effect."""
+        files: dict[str, str] = {}
+        partial: set[str] = set()
+        missing: set[str] = set()
+        for path, versions in self.history.items():
+            version = _version_at(versions, index)
+            if version is None or version.origin == "deleted":
+                continue
+            if version.partial:
+                partial.add(path)
+            elif version.content is None:
+                missing.add(path)
+            else:
+                files[path] = version.content
+        return Snapshot(files, frozenset(partial), frozenset(missing))
+
+    def shell_changed(self, first: int, last: int) -> list[str]:
+        """Mutating shell commands run between two event indices (inclusive)."""
+        return [cmd for i, cmd in self.shell_commands if first <= i <= last]
+
+
+def _version_at(versions: Sequence[Version], index: int) -> Version | None:
+    """The version in force at ``index``, back-propagating first observations."""
+    past = [v for v in versions if v.index <= index]
+    if past:
+        return past[-1]
+    first = versions[0]
+    if first.origin in _PRE_EXISTING:
+        # Read, edited or shell-changed before ever being written: it existed already.
+        if first.origin in ("base", "read"):
+            return first
+        return Version(-1, None, first.origin)
+    return None
+
+
+def replay(events: Sequence[Event], root: str | None, base: dict[str, str] | None = None) -> Replay:
+    """Apply every successful file effect in order; never raises on bad data."""
+    state = Replay(root=root)
+    for path, content in (base or {}).items():
+        state.record(path, Version(-1, content, "base"))
+    calls: dict[str, Event] = {}
+    for index, event in enumerate(events):
+        if event.kind == "tool_call" and event.call_id:
+            calls[event.call_id] = event
+        elif event.kind == "tool_result":
+            call = calls.get(event.call_id or "")
+            _apply_result(state, index, event, call)
+    return state
+
+
+def _apply_result(state: Replay, index: int, result: Event, call: Event | None) -> None:
+    if result.tool_kind == "read" and result.content is not None:
+        _observe(state, index, result.path or (call.path if call else None), result)
+    if call is None:
+        return
+    if call.tool_kind == "shell":
+        _shell(state, index, call, result)
+        return
+    if result.is_error:
+        return
+    handler = _HANDLERS.get(call.tool_kind or "")
+    if handler is not None:
+        handler(state, index, call)
+
+
+def _rel(state: Replay, index: int, path: str | None) -> str | None:
+    if not path:
+        return None
+    try:
+        return confine(path, state.root)
+    except PathViolation as exc:
+        state.violations.append(f"event {index}: {exc}")
+        return None
+
+
+def _observe(state: Replay, index: int, path: str | None, result: Event) -> None:
+    rel = _rel(state, index, path)
+    if rel is None or result.content is None:
+        return
+    if result.partial:
+        if state.current(rel) is None:
+            state.record(rel, Version(index, result.content, "read", partial=True))
+        return
+    if state.current(rel) != result.content:
+        state.record(rel, Version(index, result.content, "read"))
+
+
+def _write(state: Replay, index: int, call: Event) -> None:
+    rel = _rel(state, index, call.path)
+    if rel is not None and call.content is not None:
+        state.record(rel, Version(index, call.content, "write"))
+        state.mutations.append(index)
+
+
+def _edit(state: Replay, index: int, call: Event) -> None:
+    rel = _rel(state, index, call.path)
+    if rel is None:
+        return
+    state.mutations.append(index)
+    current = state.current(rel)
+    if current is None:
+        state.record(rel, Version(index, None, "edit"))
+        return
+    try:
+        state.record(rel, Version(index, apply_edits(current, call.edits), "edit"))
+    except PatchError as exc:
+        state.divergences.append(f"event {index}: edit of {rel}: {exc}")
+        state.record(rel, Version(index, None, "edit"))
+
+
+def _patch(state: Replay, index: int, call: Event) -> None:
+    if not call.patch:
+        return
+    state.mutations.append(index)
+
+    def read(path: str) -> str | None:
+        rel = _rel(state, index, path)
+        return state.current(rel) if rel else None
+
+    try:
+        if call.patch_format == "unified":
+            ops = apply_unified(call.patch, read, call.path)
+        else:
+            ops = apply_v4a(call.patch, read)
+    except PatchError as exc:
+        state.divergences.append(f"event {index}: patch: {exc}")
+        return
+    for op in ops:
+        rel = _rel(state, index, op.path)
+        if rel is None:
+            continue
+        if op.action == "delete" or op.move_to:
+            state.record(rel, Version(index, None, "deleted"))
+        target = _rel(state, index, op.move_to) if op.move_to else rel
+        if target is not None and op.action != "delete":
+            state.record(target, Version(index, op.content, "patch"))
+
+
+def _shell(state: Replay, index: int, call: Event, result: Event) -> None:
+    command = call.command or ""
+    if not command or (result.is_error and result.exit_code is None):
+        return  # refused or never ran
+    if not shell.is_mutating(command):
+        return
+    state.shell_commands.append((index, command))
+    state.mutations.append(index)
+    for path in shell.written_paths(command):
+        base = call.cwd or state.root
+        joined = path if path.startswith("/") or not base else f"{base.rstrip('/')}/{path}"
+        rel = _rel(state, index, joined)
+        if rel is not None:
+            state.record(rel, Version(index, None, "shell"))
+
+
+_HANDLERS: dict[str, Callable[[Replay, int, Event], None]] = {
+    "write": _write,
+    "edit": _edit,
+    "patch": _patch,
+}

@@ -1,0 +1,119 @@
+"""What a recorded shell command was: a check (tests, type-check, build) and/or a file mutation."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+# A check command: its exit status says whether the code is right.
+_CHECK = re.compile(
+    r"""(?x)
+    ^(
+        (python[0-9.]*\s+-m\s+)?pytest\b
+      | python[0-9.]*\s+-m\s+unittest\b
+      | (npm|pnpm|yarn|bun)\s+(run\s+)?(test|check|typecheck|type-check|lint|build)\b
+      | (npx\s+|pnpm\s+exec\s+)?(tsc|jest|vitest|mocha|eslint)\b
+      | go\s+(test|vet|build)\b
+      | cargo\s+(test|check|build|clippy)\b
+      | make\s+(test|check)\b
+      | (mvn|gradle|\./gradlew)\s+\S*test\b
+      | ruff\s+check\b
+      | mypy\b
+      | deno\s+(test|check)\b
+    )""",
+)
+
+# Commands that may change files in the workspace.
+_MUTATING = re.compile(
+    r"""(?x)
+    (^|[\s;&|(])(
+        sed\s+(-[a-zA-Z]*i|--in-place)
+      | perl\s+-[a-zA-Z]*i
+      | tee\b | mv\b | cp\b | rm\b | touch\b | mkdir\b | ln\b | truncate\b | patch\b
+      | git\s+(checkout|restore|apply|reset|stash|mv|rm|revert|cherry-pick|merge|rebase|pull)\b
+      | (npm|pnpm|yarn)\s+(init|install|i|add|create)\b
+      | npx\b | cargo\s+(new|init|fmt|fix) | go\s+(mod|generate|fmt)\b
+      | (black|isort|prettier|gofmt|rustfmt)\b | ruff\s+(format|check\s+.*--fix)
+      | eslint\s+.*--fix | cat\s*<<
+    )""",
+)
+_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&)([^\s;&|<>]+)")
+_PIPE_TAIL = re.compile(r"\s*(2>&1|\|\s*(tail|head|cat|less|grep)\b[^|;&]*)+\s*$")
+
+
+_SEGMENTS = re.compile(r"&&|\|\||;|\||\(|\)|\n")
+_PREFIX = re.compile(r"^(\s*(\w+=\S*|env|time|timeout\s+\S+|nice|uv\s+run|poetry\s+run)\s+)*")
+
+
+def is_check(command: str) -> bool:
+    """True when a command of the line runs tests, a type-checker, a linter or a build."""
+    for segment in _SEGMENTS.split(command):
+        words = _PREFIX.sub("", segment.strip())
+        if _CHECK.match(words):
+            return True
+    return False
+
+
+def check_key(command: str) -> str:
+    """Normalised form used to decide whether two runs are "the same check".
+
+    Whitespace collapsed, trailing output filters (``2>&1 | tail -30``) removed.
+    """
+    key = " ".join(command.split())
+    previous = None
+    while previous != key:
+        previous = key
+        key = _PIPE_TAIL.sub("", key).strip()
+    return key
+
+
+_LEADING_CD = re.compile(r"^\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)\s*&&\s*")
+
+
+def split_cd(command: str) -> tuple[str | None, str]:
+    """``cd DIR && rest`` → ``(DIR, rest)``; other commands → ``(None, command)``."""
+    match = _LEADING_CD.match(command)
+    if not match:
+        return None, command
+    return match.group(1).strip("'\""), command[match.end() :]
+
+
+def filtered_exit(command: str) -> bool:
+    """True when a pipe filter follows the check, so the recorded exit code may be the filter's."""
+    return "|" in command and bool(re.search(r"\|\s*(tail|head|grep|less|cat)\b", command))
+
+
+def is_mutating(command: str) -> bool:
+    """True when the command may change workspace files (so replay cannot know the result)."""
+    return bool(_MUTATING.search(command)) or bool(redirect_targets(command))
+
+
+def redirect_targets(command: str) -> list[str]:
+    """Files named as output redirection targets (``> f``, ``>> f``), excluding /dev/*."""
+    targets = []
+    for match in _REDIRECT.finditer(command):
+        target = match.group(1).strip("'\"")
+        if target and not target.startswith("/dev/"):
+            targets.append(target)
+    return targets
+
+
+def written_paths(command: str) -> list[str]:
+    """Best-effort list of files a mutating command writes (sed -i, tee, redirects, touch)."""
+    paths = redirect_targets(command)
+    for segment in re.split(r"&&|\|\||;|\|", command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            continue
+        if not words:
+            continue
+        head = words[0]
+        args = [w for w in words[1:] if not w.startswith("-")]
+        if head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
+            paths.extend(args[1:])
+        elif head in ("tee", "touch", "rm", "truncate"):
+            paths.extend(args)
+        elif head in ("mv", "cp") and len(args) >= 2:
+            paths.extend(args[-1:] if head == "cp" else args)
+    return paths

@@ -1,0 +1,146 @@
+"""Replay: history, back-propagation, divergences, confinement, shell marks."""
+
+from __future__ import annotations
+
+import pytest
+
+from trajforge.reconstruct.paths import PathViolation, confine, session_root
+from trajforge.reconstruct.replay import replay
+from trajforge.reconstruct.shell import check_key, is_check, is_mutating, written_paths
+
+from .events import Script
+
+
+def test_file_read_late_existed_from_the_start() -> None:
+    s = Script().user("go").write("new.py", "x = 1\n").read("old.py", "y = 2\n")
+    state = replay(s.events, "/w")
+    start = state.state_at(0)
+    assert start.files == {"old.py": "y = 2\n"}  # back-propagated read
+    end = state.state_at(len(s.events) - 1)
+    assert end.files == {"new.py": "x = 1\n", "old.py": "y = 2\n"}
+
+
+def test_edit_applies_and_failed_calls_change_nothing() -> None:
+    s = (
+        Script()
+        .read("a.py", "def f():\n    return 1\n")
+        .edit("a.py", "return 1", "return 2")
+        .write("a.py", "broken", error=True)
+        .edit("a.py", "return 2", "return 3", error=True)
+    )
+    state = replay(s.events, "/w")
+    assert state.state_at(len(s.events) - 1).files["a.py"] == "def f():\n    return 2\n"
+    assert state.divergences == []
+
+
+def test_edit_whose_old_text_is_missing_is_a_divergence_not_a_crash() -> None:
+    s = Script().read("a.py", "alpha\n").edit("a.py", "beta", "gamma")
+    state = replay(s.events, "/w")
+    assert len(state.divergences) == 1 and "a.py" in state.divergences[0]
+    end = state.state_at(len(s.events) - 1)
+    assert "a.py" in end.missing and "a.py" not in end.files
+
+
+def test_edit_of_unread_file_marks_it_missing() -> None:
+    s = Script().edit("/w/src/x.ts", "a", "b")
+    end = replay(s.events, "/w").state_at(len(s.events) - 1)
+    assert end.missing == {"src/x.ts"}
+
+
+def test_partial_read_is_reported_not_written() -> None:
+    s = Script().read("big.py", "line 1\n", partial=True)
+    end = replay(s.events, "/w").state_at(1)
+    assert end.partial == {"big.py"} and end.files == {}
+
+
+def test_paths_are_confined() -> None:
+    s = (
+        Script()
+        .write("/etc/passwd", "root")
+        .write("../escape.txt", "x")
+        .write("~/.bashrc", "x")
+        .write("/w/ok.txt", "fine")
+    )
+    state = replay(s.events, "/w")
+    assert state.state_at(len(s.events) - 1).files == {"ok.txt": "fine"}
+    assert len(state.violations) == 3
+
+
+def test_v4a_patch_updates_adds_and_deletes() -> None:
+    patch = (
+        "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
+        "*** Add File: b.py\n+print('b')\n*** Delete File: c.py\n*** End Patch\n"
+    )
+    s = Script().read("a.py", "x = 1\n").read("c.py", "gone\n").patch(patch)
+    end = replay(s.events, "/w").state_at(len(s.events) - 1)
+    assert end.files == {"a.py": "x = 2\n", "b.py": "print('b')\n"}
+
+
+def test_shell_mutations_are_marked() -> None:
+    s = Script().read("a.txt", "1\n").shell("sed -i 's/1/2/' a.txt", 0)
+    state = replay(s.events, "/w")
+    assert state.shell_commands == [(3, "sed -i 's/1/2/' a.txt")]
+    assert state.state_at(3).missing == {"a.txt"}
+
+
+def test_base_files_seed_the_workspace() -> None:
+    s = Script().edit("a.py", "1", "2")
+    state = replay(s.events, "/w", base={"a.py": "v = 1\n", "b.py": "b\n"})
+    assert state.state_at(-1).files == {"a.py": "v = 1\n", "b.py": "b\n"}
+    assert state.state_at(len(s.events) - 1).files["a.py"] == "v = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [("/w/a/b.py", "a/b.py"), ("a/./b.py", "a/b.py"), ("a/../b.py", "b.py")],
+)
+def test_confine_accepts(path: str, expected: str) -> None:
+    assert confine(path, "/w") == expected
+
+
+@pytest.mark.parametrize("path", ["/w2/x", "../x", "a/../../x", "", "~/x", "/w", "a\x00b"])
+def test_confine_rejects(path: str) -> None:
+    with pytest.raises(PathViolation):
+        confine(path, "/w")
+
+
+def test_session_root_falls_back_to_common_directory() -> None:
+    s = Script().write("/home/u/p/src/a.py", "").write("/home/u/p/test/b.py", "")
+    assert session_root(None, s.events) == "/home/u/p"
+    assert session_root("/x/y/", s.events) == "/x/y"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "python3 -m pytest tests/",
+        "npm run check",
+        "npx tsc --noEmit",
+        "cd pkg && go test ./...",
+        "cargo test",
+        "yarn test",
+        "npm test 2>&1 | tail -20",
+    ],
+)
+def test_check_commands(command: str) -> None:
+    assert is_check(command)
+
+
+@pytest.mark.parametrize("command", ["ls -la", "cat README.md", "git status", "echo pytest-ish"])
+def test_not_check_commands(command: str) -> None:
+    assert not is_check(command)
+
+
+def test_check_key_strips_output_filters() -> None:
+    assert check_key("npm run check 2>&1 | tail -30") == "npm run check"
+    assert check_key("npm  run   check") == "npm run check"
+
+
+def test_mutating_commands_and_targets() -> None:
+    assert is_mutating("sed -i 's/a/b/' x.py")
+    assert is_mutating("echo hi > out.txt")
+    assert not is_mutating("grep -n foo x.py 2>&1")
+    assert not is_mutating("ls > /dev/null")
+    assert written_paths("sed -i 's/a/b/' x.py y.py") == ["x.py", "y.py"]
+    assert written_paths("cat a | tee b.txt") == ["b.txt"]

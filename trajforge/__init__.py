@@ -1,0 +1,3 @@
+"""trajforge: coding-agent trajectories → verifiable RL tasks."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The ``trajforge`` command line."""

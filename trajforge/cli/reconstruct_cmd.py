@@ -1,0 +1,80 @@
+"""``trajforge reconstruct``: sessions → task candidates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from trajforge.cli.common import err, out, print_json, progress
+from trajforge.reconstruct import pipeline
+from trajforge.reconstruct.baserepo import load_base
+from trajforge.reconstruct.inputs import expand_paths
+from trajforge.registry import FORMATS
+
+FORMAT_HELP = "auto|" + "|".join(FORMATS)
+
+
+def reconstruct(
+    paths: list[Path] = typer.Argument(..., help="Session files, directories, .gz, Hub dumps."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output folder (OUT)."),
+    fmt: str = typer.Option("auto", "--format", help=FORMAT_HELP),
+    base_repo: str | None = typer.Option(
+        None, "--base-repo", help="DIR[@REV]: git checkout the sessions started from."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Parse sessions, replay their workspaces and write task candidates to OUT/tasks/."""
+    if fmt != "auto" and fmt not in FORMATS:
+        raise typer.BadParameter(
+            f"unknown format {fmt!r}; known: {FORMAT_HELP}", param_hint="--format"
+        )
+    base = load_base(base_repo) if base_repo else None
+    inputs, _ = expand_paths(paths)
+    bar = iter(progress(inputs, len(inputs), "reconstruct", quiet=as_json))
+    next(bar, None)
+
+    def advance(_path: Path) -> None:
+        next(bar, None)
+
+    summary = pipeline.run(paths, output, fmt, base, on_input=advance)
+    if as_json:
+        print_json(summary.model_dump(mode="json"))
+    else:
+        _print_summary(summary, output)
+    raise typer.Exit(summary.exit_code())
+
+
+def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
+    table = Table(title="candidates per harness and family")
+    families = ["build", "extend", "repair", "qa"]
+    table.add_column("harness")
+    table.add_column("sessions", justify="right")
+    for family in families:
+        table.add_column(family, justify="right")
+    for harness, count in sorted(summary.sessions.items()):
+        per = summary.candidates.get(harness, {})
+        table.add_row(harness, str(count), *(str(per.get(f, 0)) for f in families))
+    out.print(table)
+    out.print(
+        f"tasks written: {summary.written} (already present: {summary.existing})"
+        f" → {output / 'tasks'}"
+    )
+    if summary.redactions:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.redactions.items()))
+        out.print(f"secrets redacted: {kinds}")
+    if summary.skipped_records:
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(summary.skipped_records.items()))
+        out.print(f"records skipped: {kinds}")
+    if summary.divergences:
+        out.print(f"replay divergences: {summary.divergences} (listed in each task.json)")
+    for warning in summary.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}")
+    for item in summary.inputs:
+        if item.error:
+            err.print(f"[red]failed:[/red] {item.error}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("reconstruct")(reconstruct)

@@ -1,0 +1,154 @@
+"""The seams: small Protocols every registered implementation satisfies.
+
+``tests/test_conformance.py`` walks every registry entry and checks it against these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from trajforge.records import ParseWarning, Session
+
+
+@runtime_checkable
+class Format(Protocol):
+    """A trajectory format: recognise an input and parse it into sessions."""
+
+    name: str
+    """Registry name (pi, opencode, hermes, claude-code, codex)."""
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        """True when ``path`` (whose first bytes, decompressed, are ``head``) is this format.
+
+        ``head`` is empty for directories; SQLite files start with ``SQLite format 3``.
+        """
+        ...
+
+    def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
+        """Parse ``path`` into sessions; unusable records become warnings, never exceptions.
+
+        Raises :class:`~trajforge.errors.FormatError` only when nothing in ``path`` is this
+        format at all.
+        """
+        ...
+
+
+class Limits(BaseModel):
+    """Resource caps for one sandboxed command."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timeout_s: float = 60.0
+    """Wall-clock limit; the whole process group is killed after it."""
+    cpu_s: int = 120
+    """CPU-seconds limit (RLIMIT_CPU)."""
+    memory_mb: int = 2048
+    """Address-space / cgroup memory limit."""
+    pids: int = 256
+    """Maximum number of processes (RLIMIT_NPROC / pids-limit)."""
+    file_size_mb: int = 256
+    """Largest file a command may write (RLIMIT_FSIZE)."""
+    disk_mb: int = 1024
+    """Size of the writable workspace/tmp area where the backend can cap it."""
+    output_bytes: int = 1_000_000
+    """Cap on captured stdout and on stderr, each; the rest is discarded and flagged."""
+
+
+class FileChanges(BaseModel):
+    """Workspace files a command changed, relative to the workspace root."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    added: tuple[str, ...] = ()
+    """Files that did not exist before the run."""
+    modified: tuple[str, ...] = ()
+    """Files whose content changed."""
+    deleted: tuple[str, ...] = ()
+    """Files that no longer exist."""
+
+
+class RunResult(BaseModel):
+    """What one sandboxed command did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    backend: str
+    """Sandbox backend name."""
+    command: tuple[str, ...]
+    """The argv that ran."""
+    exit_code: int | None
+    """Exit status; negative for a signal; None when it never started."""
+    stdout: str
+    """Captured stdout (capped)."""
+    stderr: str
+    """Captured stderr (capped)."""
+    truncated: bool = False
+    """stdout or stderr went past ``Limits.output_bytes``."""
+    timed_out: bool = False
+    """The wall-clock limit was hit and the process group killed."""
+    killed: Literal["timeout", "memory", "cpu", "output", "pids"] | None = None
+    """Which limit ended the command, when one did."""
+    wall_s: float
+    """Wall time of the command."""
+    cpu_s: float = 0.0
+    """User + system CPU time of the command and its children."""
+    max_rss_kb: int = 0
+    """Peak resident memory of the largest process, in KiB, where known."""
+    files: FileChanges = FileChanges()
+    """Files changed in the workspace by this run."""
+
+
+class SandboxSession(Protocol):
+    """A live sandbox holding one workspace; several commands run in it."""
+
+    def run(
+        self,
+        command: Sequence[str] | str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        """Run ``command`` (argv, or a string for ``sh -c``) in the workspace."""
+        ...
+
+    def reset(self, workspace: Path | None = None) -> None:
+        """Restore a fresh copy of the original (or the given) workspace."""
+        ...
+
+    def copy_out(self, dest: Path) -> None:
+        """Copy the current workspace files to ``dest`` (created, must not exist)."""
+        ...
+
+    def close(self) -> None:
+        """Tear down; idempotent. Leaves nothing running."""
+        ...
+
+    def __enter__(self) -> SandboxSession: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class Sandbox(Protocol):
+    """A sandbox backend (local namespaces, docker)."""
+
+    name: str
+    """Registry name."""
+
+    def available(self) -> str | None:
+        """None when usable here, else a sentence saying why not and how to fix it."""
+        ...
+
+    def session(self, workspace: Path, limits: Limits | None = None) -> SandboxSession:
+        """Start a sandbox with a fresh copy of ``workspace`` (never modified itself)."""
+        ...

@@ -1,0 +1,321 @@
+"""Records that travel between stages: frozen pydantic models serialised as JSON.
+
+Every record has a ``schema_version`` and is identified by :func:`record_hash`, the sha256 of
+its sorted JSON. Loading goes through :func:`load_record`, which turns validation failures into
+a :class:`~trajforge.errors.RecordError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trajforge import __version__
+from trajforge.errors import RecordError
+
+SCHEMA_VERSION = 1
+
+EventKind = Literal["user", "assistant", "tool_call", "tool_result"]
+ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
+Family = Literal["build", "extend", "repair", "qa"]
+Outcome = Literal["accepted", "rejected", "error", "timeout"]
+VerifierKind = Literal["command", "tests", "answer", "none"]
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, no unknown fields, versioned."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of the record schema this instance was written with."""
+
+
+class SourcePos(BaseModel):
+    """Where an event came from in its input."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    """Path of the input file (or database / directory) the event was read from."""
+    line: int
+    """1-based line number, or record index for non-line formats (SQLite rows, JSON arrays)."""
+
+
+class Edit(BaseModel):
+    """One search/replace edit inside an ``edit`` tool call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    old: str
+    """Text to find (exactly, as the harness would)."""
+    new: str
+    """Replacement text."""
+    replace_all: bool = False
+    """Replace every occurrence instead of requiring exactly one."""
+
+
+class Event(BaseModel):
+    """One normalised step of a session.
+
+    Tool calls carry normalised arguments for the kinds replay understands:
+    ``read``: path (+ offset/limit); ``write``: path + content; ``edit``: path + edits;
+    ``patch``: patch text + patch_format; ``shell``: command (+ cwd). ``arguments`` keeps the
+    harness's raw arguments for everything else (the guard reads them).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: EventKind
+    """user / assistant message, tool call, or tool result."""
+    source: SourcePos
+    """Position in the input."""
+    text: str = ""
+    """Message text (user, assistant) or tool output (tool_result)."""
+    tool: str | None = None
+    """Harness tool name as recorded (``bash``, ``edit``, ``apply_patch``, ...)."""
+    tool_kind: ToolKind | None = None
+    """Canonical kind of the tool call (on tool_call and tool_result events)."""
+    call_id: str | None = None
+    """Id pairing a tool call with its result (synthesised when the format has none)."""
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    """Raw arguments of the tool call as the harness recorded them."""
+    path: str | None = None
+    """Target file path for read / write / edit calls, as given by the harness."""
+    content: str | None = None
+    """Full file content for ``write``; for a ``read`` result the recovered file text."""
+    edits: tuple[Edit, ...] = ()
+    """Search/replace edits for ``edit`` calls, applied in order."""
+    patch: str | None = None
+    """Patch text for ``patch`` calls."""
+    patch_format: Literal["v4a", "unified"] | None = None
+    """Dialect of ``patch``: OpenAI V4A (``*** Begin Patch``) or a unified diff."""
+    command: str | None = None
+    """Shell command for ``shell`` calls."""
+    cwd: str | None = None
+    """Working directory of a shell command when the harness recorded one."""
+    exit_code: int | None = None
+    """Exit code of a shell command when known."""
+    is_error: bool = False
+    """The harness reported the tool call as failed (nothing it would have changed changed)."""
+    partial: bool = False
+    """For read results: the content is only part of the file (offset/limit or truncation)."""
+    offset: int | None = None
+    """For read calls: 1-based first line requested, when given."""
+
+
+class GitInfo(BaseModel):
+    """Git state recorded by the harness at session start."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repository_url: str | None = None
+    """Remote URL."""
+    branch: str | None = None
+    """Branch name."""
+    commit: str | None = None
+    """Commit hash."""
+
+
+class SessionHeader(BaseModel):
+    """What is known about a session before its events."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    harness: str
+    """Short harness name: pi, opencode, hermes, claude-code, codex."""
+    session_id: str
+    """The harness's session id, or a hash of the source when it has none."""
+    source_path: str
+    """Input file (or database / directory) the session was read from."""
+    content_hash: str
+    """sha256 of the bytes the session was parsed from."""
+    harness_version: str | None = None
+    """Harness version or session format version when recorded."""
+    model: str | None = None
+    """Model id (provider/model when both are known)."""
+    cwd: str | None = None
+    """Working directory of the session; absolute paths are made relative to it."""
+    git: GitInfo | None = None
+    """Git information when the harness recorded it."""
+    started_at: str | None = None
+    """ISO timestamp of the session start."""
+
+
+class ParseWarning(BaseModel):
+    """A record that could not be used, with its position."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    """Input file."""
+    line: int
+    """1-based line (or record index)."""
+    message: str
+    """What was wrong."""
+
+
+class Session(Record):
+    """A parsed session: header and events along the conversation path."""
+
+    header: SessionHeader
+    """Session metadata."""
+    events: tuple[Event, ...]
+    """Events in conversation order (tree / DAG / forks resolved)."""
+    warnings: tuple[ParseWarning, ...] = ()
+    """Records skipped as unreadable."""
+    skipped: dict[str, int] = Field(default_factory=dict)
+    """Counts of known-but-unused and unknown record types, by type name."""
+
+
+class TaskSource(BaseModel):
+    """Where a task came from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    harness: str
+    """Harness that recorded the session."""
+    session: str
+    """Session id."""
+    path: str
+    """Input path of the session."""
+    events: tuple[int, int]
+    """First and last event index (inclusive) of the episode in the session."""
+
+
+class Verifier(BaseModel):
+    """How a task is checked."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: VerifierKind
+    """command: a recorded check command; tests: hidden test files; answer: answer checker."""
+    command: str | None = None
+    """Shell command run in the workspace; exit 0 means pass."""
+    tests: tuple[str, ...] = ()
+    """Hidden test files (paths under the task's ``tests/`` folder)."""
+
+
+class Validation(BaseModel):
+    """Outcome of validating the verifier against the control matrix."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: Literal["pending", "accepted", "rejected", "error", "timeout"] = "pending"
+    """pending until ``trajforge validate`` has run."""
+    reasons: tuple[str, ...] = ()
+    """Why it was accepted or rejected, precisely."""
+    controls: dict[str, Any] = Field(default_factory=dict)
+    """Per-control results."""
+    evidence: dict[str, Any] = Field(default_factory=dict)
+    """Timings, hashes, backend and other proof."""
+
+
+class FileReport(BaseModel):
+    """How well the task's files could be reconstructed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    recovered: tuple[str, ...] = ()
+    """Files whose full content is known."""
+    partial: tuple[str, ...] = ()
+    """Files known only in part (truncated or ranged reads)."""
+    missing: tuple[str, ...] = ()
+    """Files the session touched whose content could not be recovered."""
+    shell_modified: tuple[str, ...] = ()
+    """Files changed by shell commands; validation re-runs those commands."""
+    shell_commands: tuple[str, ...] = ()
+    """Shell commands in the episode that may have changed files, in order."""
+    divergences: tuple[str, ...] = ()
+    """Edits that could not be applied (old text not found) and confinement violations."""
+
+
+class Provenance(BaseModel):
+    """How a record was produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trajforge_version: str = __version__
+    """Toolkit version."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Configuration that influenced the output."""
+
+
+class Task(Record):
+    """A candidate (validation pending) or accepted task: ``OUT/tasks/<id>/task.json``.
+
+    The task folder also holds ``workspace/`` (what the agent starts from), ``oracle/``
+    (the completed files) and ``tests/`` (hidden tests) as written by the producing stage.
+    """
+
+    id: str
+    """``<family>-`` + content hash of source episode, instruction, files and verifier."""
+    family: Family
+    """build, extend, repair or qa."""
+    instruction: str
+    """What the agent is asked to do."""
+    source: TaskSource
+    """The session and episode the task was made from."""
+    workspace: str = "workspace"
+    """Folder (relative to the task folder) holding the starting files."""
+    oracle: str | None = "oracle"
+    """Folder holding the completed files (None for qa)."""
+    answer: str | None = None
+    """Expected answer for qa tasks."""
+    verifier: Verifier
+    """How the task is checked."""
+    validation: Validation = Field(default_factory=Validation)
+    """Validation outcome and evidence."""
+    classification: tuple[str, ...] = ()
+    """Why this family was chosen."""
+    files: FileReport = Field(default_factory=FileReport)
+    """Reconstruction quality of the files."""
+    probes: tuple[str, ...] = ()
+    """Folders holding the session's own failed intermediate workspaces (wrong attempts)."""
+    provenance: Provenance = Field(default_factory=Provenance)
+    """Toolkit version and config."""
+
+
+def canonical_json(data: Any) -> bytes:
+    """Sorted, compact JSON bytes, the input of every content hash."""
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def record_hash(record: BaseModel) -> str:
+    """Hash of a record's sorted JSON."""
+    return sha256_hex(canonical_json(record.model_dump(mode="json")))
+
+
+def dump_record(record: BaseModel) -> str:
+    """Pretty JSON for files people read (task.json, manifests)."""
+    return orjson.dumps(
+        record.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+    ).decode()
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def load_record(cls: type[R], path: Path) -> R:
+    """Load and validate a JSON record; errors name the file and the field."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read: {exc.strerror}") from None
+    except orjson.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise RecordError(f"{path}: field {field!r}: {first['msg']}") from None

@@ -1,0 +1,46 @@
+"""Registries: plain dicts from a short name to a lazily imported ``module:attr`` path."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from trajforge.errors import UnknownName
+
+FORMATS: dict[str, str] = {
+    "pi": "trajforge.reconstruct.formats.pi:PiFormat",
+    "opencode": "trajforge.reconstruct.formats.opencode:OpencodeFormat",
+    "hermes": "trajforge.reconstruct.formats.hermes:HermesFormat",
+    "claude-code": "trajforge.reconstruct.formats.claude_code:ClaudeCodeFormat",
+    "codex": "trajforge.reconstruct.formats.codex:CodexFormat",
+}
+
+SANDBOXES: dict[str, str] = {
+    "local": "trajforge.verifiers.sandbox.local:LocalSandbox",
+    "docker": "trajforge.verifiers.sandbox.docker:DockerSandbox",
+}
+
+EXTRAS: dict[str, str] = {
+    "docker": "trajforge (the docker SDK is a core dependency; a running engine is needed)",
+}
+
+
+def resolve(registry: dict[str, str], name: str, what: str) -> Any:
+    """Import and return the object registered as ``name``; unknown names list the known ones."""
+    try:
+        target = registry[name]
+    except KeyError:
+        known = ", ".join(sorted(registry))
+        raise UnknownName(f"unknown {what} {name!r}; known: {known}") from None
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        hint = EXTRAS.get(name, "trajforge")
+        raise UnknownName(f"{what} {name!r} needs {hint}: {exc}") from None
+    return getattr(module, attr)
+
+
+def create(registry: dict[str, str], name: str, what: str) -> Any:
+    """Instantiate the registered class with no arguments."""
+    return resolve(registry, name, what)()

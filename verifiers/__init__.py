@@ -1,0 +1,1 @@
+"""Verifiers: hidden tests, the sandbox, validation."""
