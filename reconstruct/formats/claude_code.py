@@ -21,7 +21,6 @@ denial, hook block) are errors whose command never ran, so their exit code is un
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,9 +28,16 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
+from trajforge.reconstruct.formats.claude_code_tools import (
+    edits_of,
+    int_or_none,
+    read_content,
+    result_text,
+    shell_exit,
+    str_or_none,
+)
 from trajforge.reconstruct.inputs import file_hash, iter_json_lines
 from trajforge.records import (
-    Edit,
     Event,
     GitInfo,
     ParseWarning,
@@ -63,10 +69,6 @@ BOOKKEEPING = frozenset(
         "agent-name",
     }
 )
-EXIT_RE = re.compile(r"\AExit code (-?\d+)")
-LINE_PREFIX_RE = re.compile(r"\A\s*\d+(?:→|\t)(.*)\Z", re.DOTALL)
-REMINDER_RE = re.compile(r"\s*<system-reminder>.*?</system-reminder>\s*", re.DOTALL)
-EMPTY_FILE_NOTE = "the file exists but the contents are empty"
 SKIPPED_USER_PREFIXES = ("<command-", "<local-command-", "Caveat: ", "[Request interrupted")
 
 Record = tuple[int, dict[str, Any]]
@@ -134,11 +136,15 @@ def _is_distinctive(record: dict[str, Any]) -> bool:
 
 
 def _uuid(record: dict[str, Any]) -> str | None:
-    return _str(record.get("uuid"))
+    return str_or_none(record.get("uuid"))
 
 
 def _message_id(record: dict[str, Any]) -> str | None:
-    return _str(record["message"].get("id")) if isinstance(record.get("message"), dict) else None
+    return (
+        str_or_none(record["message"].get("id"))
+        if isinstance(record.get("message"), dict)
+        else None
+    )
 
 
 def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
@@ -270,50 +276,6 @@ def _originals(selected: list[Record]) -> dict[str, tuple[int, str]]:
     return found
 
 
-def _result_text(content: object) -> str:
-    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-    return "\n".join(
-        str(b["text"])
-        for b in blocks
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
-
-
-def strip_line_numbers(text: str) -> str | None:
-    """File text from Read output (``     N→line`` or ``     N<TAB>line``), or None."""
-    text = REMINDER_RE.sub("\n", text).strip("\n")
-    if EMPTY_FILE_NOTE in text or not text:
-        return ""
-    lines: list[str] = []
-    for raw in text.split("\n"):
-        match = LINE_PREFIX_RE.match(raw)
-        if match is None:
-            return None
-        lines.append(match.group(1))
-    return "\n".join(lines) + "\n"
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _edits(args: dict[str, Any], name: str) -> tuple[Edit, ...]:
-    raw = args.get("edits") if name == "MultiEdit" else [args]
-    if not isinstance(raw, list):
-        return ()
-    return tuple(
-        Edit(old=e["old_string"], new=e["new_string"], replace_all=bool(e.get("replace_all")))
-        for e in raw
-        if isinstance(e, dict)
-        and isinstance(e.get("old_string"), str)
-        and isinstance(e.get("new_string"), str)
-    )
-
-
 class _EventBuilder:
     """Turns the selected user / assistant lines into Events."""
 
@@ -370,8 +332,8 @@ class _EventBuilder:
         self.last_text_msg = msg_id
 
     def tool_call(self, line: int, rec: dict[str, Any], block: dict[str, Any]) -> None:
-        name = _str(block.get("name")) or "unknown"
-        call_id = _str(block.get("id")) or f"line{line}:{len(self.events)}"
+        name = str_or_none(block.get("name")) or "unknown"
+        call_id = str_or_none(block.get("id")) or f"line{line}:{len(self.events)}"
         raw = block.get("input")
         args: dict[str, Any] = raw if isinstance(raw, dict) else {}
         kind = TOOL_KINDS.get(name, "other")
@@ -382,18 +344,18 @@ class _EventBuilder:
             "call_id": call_id,
             "arguments": args,
         }
-        file_path = _str(args.get("file_path"))
+        file_path = str_or_none(args.get("file_path"))
         if kind in ("read", "write", "edit"):
             fields["path"] = file_path
         if kind == "read":
-            fields["offset"] = _int(args.get("offset"))
+            fields["offset"] = int_or_none(args.get("offset"))
         elif kind == "write":
-            fields["content"] = _str(args.get("content"))
+            fields["content"] = str_or_none(args.get("content"))
         elif kind == "edit":
-            fields["edits"] = _edits(args, name)
+            fields["edits"] = edits_of(args, name)
         elif kind == "shell":
-            fields["command"] = _str(args.get("command"))
-            fields["cwd"] = _str(rec.get("cwd"))
+            fields["command"] = str_or_none(args.get("command"))
+            fields["cwd"] = str_or_none(rec.get("cwd"))
         if call_id in self.originals and kind in ("write", "edit"):
             orig_line, original = self.originals[call_id]
             self.emit(
@@ -424,9 +386,9 @@ class _EventBuilder:
             self.emit(line, kind="user", text="\n".join(texts))
 
     def tool_result(self, line: int, rec: dict[str, Any], block: dict[str, Any]) -> None:
-        call_id = _str(block.get("tool_use_id"))
+        call_id = str_or_none(block.get("tool_use_id"))
         name, kind, args = self.calls.get(call_id or "", (None, "other", {}))
-        text = _result_text(block.get("content"))
+        text = result_text(block.get("content"))
         is_error = bool(block.get("is_error"))
         result = rec.get("toolUseResult")
         fields: dict[str, Any] = {
@@ -437,33 +399,9 @@ class _EventBuilder:
             "is_error": is_error,
         }
         if kind in ("read", "write", "edit"):
-            fields["path"] = _str(args.get("file_path"))
+            fields["path"] = str_or_none(args.get("file_path"))
         if kind == "shell":
-            fields["exit_code"] = _shell_exit(text, is_error, result)
+            fields["exit_code"] = shell_exit(text, is_error, result)
         elif kind == "read" and not is_error:
-            fields.update(_read_content(text, args, result))
+            fields.update(read_content(text, args, result))
         self.emit(line, kind="tool_result", **fields)
-
-
-def _shell_exit(text: str, is_error: bool, result: object) -> int | None:
-    """``Exit code N`` on failures; 0 for a plain success; None when it never ran or was cut."""
-    match = EXIT_RE.match(text)
-    if match:
-        return int(match.group(1))
-    if is_error or (isinstance(result, dict) and result.get("interrupted")):
-        return None  # refused by the user / permissions / a hook, timed out or interrupted
-    return 0
-
-
-def _read_content(text: str, args: dict[str, Any], result: object) -> dict[str, Any]:
-    """``content`` and ``partial`` for a Read result."""
-    ranged = args.get("offset") is not None or args.get("limit") is not None
-    file = result.get("file") if isinstance(result, dict) else None
-    if isinstance(file, dict) and isinstance(file.get("content"), str):
-        start, num, total = (_int(file.get(k)) for k in ("startLine", "numLines", "totalLines"))
-        cut = (start or 1) > 1 or (num is not None and total is not None and num < total)
-        return {"content": file["content"], "partial": cut or (ranged and total is None)}
-    content = strip_line_numbers(text)
-    if content is None:
-        return {}
-    return {"content": content, "partial": ranged}

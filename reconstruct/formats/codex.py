@@ -35,9 +35,7 @@ Codex rebuilds its history on resume, and what follows belongs to the continued 
 from __future__ import annotations
 
 import logging
-import posixpath
 import re
-import shlex
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,15 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
+from trajforge.reconstruct.formats.codex_tools import (
+    argv_fields,
+    call_fields,
+    int_or_none,
+    message_text,
+    parse_output,
+    shell_read,
+    str_or_none,
+)
 from trajforge.reconstruct.inputs import file_hash, iter_json_lines
 from trajforge.records import Event, GitInfo, ParseWarning, Session, SessionHeader, SourcePos
 
@@ -67,8 +74,6 @@ ITEM_TYPES = frozenset(
         "compaction",
     }
 )
-SHELL_TOOLS = frozenset({"shell", "container.exec", "local_shell"})
-STRING_SHELL_TOOLS = {"shell_command": "command", "exec_command": "cmd"}
 CONTEXT_PREFIXES = (
     "<environment_context>",
     "<user_instructions>",
@@ -76,19 +81,6 @@ CONTEXT_PREFIXES = (
     "<permissions instructions>",
     "<user_shell_command>",
 )
-EXIT_HEADER_RE = re.compile(
-    r"\AExit code: (-?\d+)\nWall time: [^\n]*\n(?:Total output lines: \d+\n)?Output:\n?(.*)\Z",
-    re.DOTALL,
-)
-UNIFIED_RE = re.compile(
-    r"\A(?:[A-Z][^\n]*\n)*?Process exited with code (-?\d+)\n"
-    r"(?:[A-Z][^\n]*\n)*?Output:\n?(.*)\Z",
-    re.DOTALL,
-)
-HEREDOC_RE = re.compile(r"\A\s*(?:cd\s+\S+\s*&&\s*)?(?:apply_patch|applypatch)\b")
-PATCH_RE = re.compile(r"\*\*\* Begin Patch\n.*?\*\*\* End Patch", re.DOTALL)
-SED_RANGE_RE = re.compile(r"\A(\d+),(\d+)p\Z")
-OMITTED_RE = re.compile(r"\[\.\.\. omitted \d+ of \d+ lines \.\.\.\]")
 CWD_RE = re.compile(r"<cwd>([^<]+)</cwd>")
 SESSION_ID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\Z")
 
@@ -169,14 +161,6 @@ def _payload(record: dict[str, Any], kind: str) -> dict[str, Any]:
     return payload
 
 
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _count(counts: dict[str, int], key: str) -> None:
     counts[key] = counts.get(key, 0) + 1
 
@@ -185,11 +169,11 @@ def _exec_ends(rows: list[Row]) -> dict[str, tuple[int | None, bool | None]]:
     """call_id → (exit code, success) from ``exec_command_end`` / ``patch_apply_end`` events."""
     ends: dict[str, tuple[int | None, bool | None]] = {}
     for _, kind, payload in rows:
-        call_id = _str(payload.get("call_id"))
+        call_id = str_or_none(payload.get("call_id"))
         if kind != "event_msg" or call_id is None:
             continue
         if payload.get("type") == "exec_command_end":
-            ends[call_id] = (_int(payload.get("exit_code")), None)
+            ends[call_id] = (int_or_none(payload.get("exit_code")), None)
         elif payload.get("type") == "patch_apply_end":
             ends[call_id] = (None, bool(payload.get("success")))
     return ends
@@ -205,20 +189,20 @@ def _build_session(path: Path, rows: list[Row], warnings: list[ParseWarning]) ->
     match = SESSION_ID_RE.search(path.name.removesuffix(".gz").removesuffix(".jsonl"))
     header = SessionHeader(
         harness=HARNESS,
-        session_id=_str(meta.get("id")) or (match.group(1) if match else digest[:16]),
+        session_id=str_or_none(meta.get("id")) or (match.group(1) if match else digest[:16]),
         source_path=str(path),
         content_hash=digest,
-        harness_version=_str(meta.get("cli_version")),
+        harness_version=str_or_none(meta.get("cli_version")),
         model=builder.model,
-        cwd=_str(meta.get("cwd")) or builder.cwd,
+        cwd=str_or_none(meta.get("cwd")) or builder.cwd,
         git=GitInfo(
-            repository_url=_str(git.get("repository_url")),
-            branch=_str(git.get("branch")),
-            commit=_str(git.get("commit_hash")),
+            repository_url=str_or_none(git.get("repository_url")),
+            branch=str_or_none(git.get("branch")),
+            commit=str_or_none(git.get("commit_hash")),
         )
         if isinstance(git, dict)
         else None,
-        started_at=_str(meta.get("timestamp")) or builder.first_timestamp,
+        started_at=str_or_none(meta.get("timestamp")) or builder.first_timestamp,
     )
     return Session.model_construct(
         header=header,
@@ -226,100 +210,6 @@ def _build_session(path: Path, rows: list[Row], warnings: list[ParseWarning]) ->
         warnings=tuple(warnings),
         skipped=builder.skipped,
     )
-
-
-def _text(content: object) -> str:
-    blocks = content if isinstance(content, list) else [{"text": content}]
-    return "\n".join(
-        str(b["text"]) for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str)
-    )
-
-
-def _patch_fields(patch: str) -> dict[str, Any]:
-    match = PATCH_RE.search(patch)
-    text = match.group(0) + "\n" if match else patch
-    return {"tool_kind": "patch", "patch": text, "patch_format": "v4a" if match else None}
-
-
-def _shell_fields(command: str, cwd: str | None) -> dict[str, Any]:
-    """A shell command, or the V4A patch when the command is an ``apply_patch`` heredoc."""
-    if HEREDOC_RE.match(command) and "*** Begin Patch" in command:
-        return {**_patch_fields(command), "cwd": cwd}
-    return {"tool_kind": "shell", "command": command, "cwd": cwd}
-
-
-def _argv_fields(argv: list[str], cwd: str | None) -> dict[str, Any]:
-    if len(argv) >= 2 and argv[0] in ("apply_patch", "applypatch"):
-        return {**_patch_fields(argv[1]), "cwd": cwd}
-    shell = argv[0].rsplit("/", 1)[-1] if argv else ""
-    if len(argv) == 3 and shell in ("bash", "sh", "zsh") and argv[1] in ("-lc", "-c"):
-        return _shell_fields(argv[2], cwd)
-    return _shell_fields(shlex.join(argv), cwd)
-
-
-def call_fields(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Normalised fields of a Codex tool call (kind, command / patch, cwd)."""
-    cwd = _str(args.get("workdir"))
-    if name in SHELL_TOOLS:
-        command = args.get("command")
-        if isinstance(command, list) and all(isinstance(a, str) for a in command):
-            return _argv_fields(command, cwd)
-        if isinstance(command, str):
-            return _shell_fields(command, cwd)
-    if name in STRING_SHELL_TOOLS and isinstance(args.get(STRING_SHELL_TOOLS[name]), str):
-        return _shell_fields(args[STRING_SHELL_TOOLS[name]], cwd)
-    if name == "apply_patch":
-        patch = args.get("input", args.get("patch"))
-        if isinstance(patch, str):
-            return _patch_fields(patch)
-    return {"tool_kind": "other"}
-
-
-def parse_output(raw: object) -> tuple[str, int | None, bool | None]:
-    """(text, exit code, success) of a tool output in any of its recorded forms."""
-    success: bool | None = None
-    if isinstance(raw, dict):
-        success = raw["success"] if isinstance(raw.get("success"), bool) else None
-        raw = raw.get("content", raw.get("output", ""))
-    text = _text(raw)
-    if text.startswith("{"):
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            value = None
-        if isinstance(value, dict) and isinstance(value.get("output"), str):
-            meta = value.get("metadata")
-            exit_code = _int(meta.get("exit_code")) if isinstance(meta, dict) else None
-            return value["output"], exit_code, success
-    for regex in (EXIT_HEADER_RE, UNIFIED_RE):
-        match = regex.match(text)
-        if match:
-            return match.group(2), int(match.group(1)), success
-    return text, None, success
-
-
-def shell_read(command: str | None, cwd: str | None, output: str) -> dict[str, Any] | None:
-    """``path`` / ``content`` / ``partial`` when ``command`` printed one whole or ranged file."""
-    try:
-        argv = shlex.split(command or "")
-    except ValueError:
-        return None
-    if len(argv) == 2 and argv[0] == "cat":
-        path, partial = argv[1], False
-    elif len(argv) == 4 and argv[:2] == ["sed", "-n"] and SED_RANGE_RE.match(argv[2]):
-        first, last = argv[2][:-1].split(",")
-        path, partial = argv[3], first != "1" or len(output.splitlines()) >= int(last)
-    else:
-        return None
-    if path.startswith("-") or any(c in path for c in "*?[$~"):
-        return None
-    if cwd and not path.startswith("/"):
-        path = posixpath.join(cwd, path)
-    return {
-        "path": path,
-        "content": output,
-        "partial": partial or OMITTED_RE.search(output) is not None,
-    }
 
 
 class _EventBuilder:
@@ -347,20 +237,20 @@ class _EventBuilder:
 
     def row(self, line: int, kind: str, payload: dict[str, Any]) -> None:
         if self.first_timestamp is None:
-            self.first_timestamp = _str(payload.get("timestamp"))
+            self.first_timestamp = str_or_none(payload.get("timestamp"))
         if kind in ("session_meta", "bare_meta"):
             if self.meta:
                 _count(self.skipped, "session_meta:extra")  # a fork's copied parent meta
             else:
                 self.meta = payload.get("meta", payload) if kind == "session_meta" else payload
         elif kind == "turn_context":
-            self.model = self.model or _str(payload.get("model"))
-            self.cwd = self.cwd or _str(payload.get("cwd"))
+            self.model = self.model or str_or_none(payload.get("model"))
+            self.cwd = self.cwd or str_or_none(payload.get("cwd"))
             _count(self.skipped, kind)
         elif kind == "response_item":
             self.item(line, payload)
         elif kind == "event_msg" and payload.get("type") == "thread_rolled_back":
-            self.roll_back(line, _int(payload.get("num_turns")) or 0)
+            self.roll_back(line, int_or_none(payload.get("num_turns")) or 0)
         elif kind == "event_msg":
             _count(self.skipped, f"event_msg:{payload.get('type')}")
         else:
@@ -373,9 +263,9 @@ class _EventBuilder:
         elif kind == "function_call":
             self.function_call(line, item)
         elif kind == "custom_tool_call":
-            name = _str(item.get("name")) or "unknown"
+            name = str_or_none(item.get("name")) or "unknown"
             args = {"input": item.get("input")}
-            self.call(line, name, _str(item.get("call_id")), args, call_fields(name, args))
+            self.call(line, name, str_or_none(item.get("call_id")), args, call_fields(name, args))
         elif kind == "local_shell_call":
             self.local_shell_call(line, item)
         elif kind in ("function_call_output", "custom_tool_call_output"):
@@ -385,7 +275,7 @@ class _EventBuilder:
 
     def message(self, line: int, item: dict[str, Any]) -> None:
         role = item.get("role")
-        text = _text(item.get("content"))
+        text = message_text(item.get("content"))
         if role == "user" and text.lstrip().startswith(CONTEXT_PREFIXES):
             match = CWD_RE.search(text)
             self.cwd = self.cwd or (match.group(1).strip() if match else None)
@@ -396,7 +286,7 @@ class _EventBuilder:
             _count(self.skipped, f"message:{role}")
 
     def function_call(self, line: int, item: dict[str, Any]) -> None:
-        name = _str(item.get("name")) or "unknown"
+        name = str_or_none(item.get("name")) or "unknown"
         raw = item.get("arguments")
         args: Any = raw
         if isinstance(raw, str):
@@ -407,7 +297,7 @@ class _EventBuilder:
                 args = {"raw": raw}
         if not isinstance(args, dict):
             args = {"raw": raw}
-        self.call(line, name, _str(item.get("call_id")), args, call_fields(name, args))
+        self.call(line, name, str_or_none(item.get("call_id")), args, call_fields(name, args))
 
     def local_shell_call(self, line: int, item: dict[str, Any]) -> None:
         raw = item.get("action")
@@ -415,8 +305,8 @@ class _EventBuilder:
         argv = action.get("command")
         fields: dict[str, Any] = {"tool_kind": "other"}
         if isinstance(argv, list) and all(isinstance(a, str) for a in argv):
-            fields = _argv_fields(argv, _str(action.get("working_directory")))
-        call_id = _str(item.get("call_id")) or _str(item.get("id"))
+            fields = argv_fields(argv, str_or_none(action.get("working_directory")))
+        call_id = str_or_none(item.get("call_id")) or str_or_none(item.get("id"))
         self.call(line, "local_shell", call_id, action, fields)
 
     def call(
@@ -432,7 +322,7 @@ class _EventBuilder:
         self.calls[call_id] = self.events[-1]
 
     def output(self, line: int, item: dict[str, Any]) -> None:
-        call_id = _str(item.get("call_id"))
+        call_id = str_or_none(item.get("call_id"))
         if call_id is None or call_id not in self.calls:
             self.warn(line, f"tool output for unknown call_id {call_id!r}")
         call = self.calls.get(call_id or "")

@@ -13,18 +13,24 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard, TypeVar
+from typing import Any, TypeGuard
 
 import orjson
-from pydantic import BaseModel
 
 from trajforge.errors import FormatError
+from trajforge.reconstruct.formats.pi_tools import (
+    construct,
+    exit_code_of,
+    normalise,
+    read_content,
+    str_or_none,
+    texts,
+)
 from trajforge.reconstruct.inputs import iter_json_lines
-from trajforge.records import Edit, Event, ParseWarning, Session, SessionHeader, SourcePos
+from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos
 
 log = logging.getLogger(__name__)
 
@@ -42,23 +48,13 @@ ENTRY_TYPES = frozenset(
         "session_info",
     }
 )
-TAIL = 400  # the notices pi appends to tool output fit in the last few hundred characters
-EXIT_RE = re.compile(r"Command exited with code (-?\d+)\s*\Z")
 # read.ts: "[Showing lines A-B of N. Use offset=K to continue.]", "[R more lines in file. Use
 # offset=K to continue.]"; until late 2025 "... (Some lines were truncated to N characters for
 # display. R more lines not shown. Use offset=K to continue reading)", either part optional.
-READ_NOTICE_RE = re.compile(
-    r"\n\n(?:\[(?:Showing lines \d+-\d+ of \d+[^\]\n]*|\d+ more lines in file)"
-    r"\. Use offset=\d+ to continue\.?\]"
-    r"|\.\.\. \((?:Some lines were truncated to \d+ characters for display(?:\. )?)?"
-    r"(?:\d+ more lines not shown\. Use offset=\d+ to continue reading)?\))\Z"
-)
-READ_UNREADABLE = ("[Line ", "Read image file [")  # over-long first line, image: no file text
 NOT_PI = "JSON record is not a pi session entry"
 
 Record = tuple[int, dict[str, Any]]
 Lines = Iterator[tuple[int, object | None, str | None]]
-M = TypeVar("M", bound=BaseModel)
 
 
 class PiFormat:
@@ -154,30 +150,6 @@ def _group_records(lines: Lines, source: str) -> tuple[list[_Group], _Group]:
     return groups, loose
 
 
-_TEMPLATES: dict[type[BaseModel], dict[str, Any]] = {
-    cls: {
-        name: None if info.is_required() else info.get_default(call_default_factory=True)
-        for name, info in cls.model_fields.items()
-    }
-    for cls in (Event, SourcePos, Edit)
-}
-_set = object.__setattr__
-
-
-def _construct(cls: type[M], fields: dict[str, Any]) -> M:
-    """``cls.model_construct(**fields)`` minus its per-call default lookup (~30 us per Event),
-    for values this module type-checked: the assignments ``model_construct`` ends with. Shared
-    defaults are immutable but ``Event.arguments`` (``emit`` sets it); tests re-validate all."""
-    values = _TEMPLATES[cls].copy()
-    values.update(fields)
-    model = cls.__new__(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(fields))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
 def _conversation_path(group: _Group, version: int, source: str) -> tuple[list[Record], int]:
     """Records along the conversation path, and how many entries with an id lie off it."""
     if version < 2:
@@ -230,8 +202,8 @@ def _build_session(group: _Group, source: str, digest: str) -> Session:
         content_hash=digest,
         harness_version=f"session-v{version}",
         model=_model_name(head) or builder.model,
-        cwd=_str_or_none(head.get("cwd")),
-        started_at=_str_or_none(head.get("timestamp")),
+        cwd=str_or_none(head.get("cwd")),
+        started_at=str_or_none(head.get("timestamp")),
     )
     log.debug("%s: %d events, skipped %s", source, len(builder.events), builder.skipped)
     return Session.model_construct(
@@ -242,31 +214,11 @@ def _build_session(group: _Group, source: str, digest: str) -> Session:
     )
 
 
-def _str_or_none(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _model_name(record: dict[str, Any], model_key: str = "modelId") -> str | None:
     model, provider = record.get(model_key), record.get("provider")
     if not isinstance(model, str) or not model:
         return None
     return f"{provider}/{model}" if isinstance(provider, str) and provider else model
-
-
-def _texts(content: object) -> str:
-    """Text of a message ``content`` (a string or a list of blocks); images are dropped."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    if len(content) == 1 and isinstance(content[0], dict):  # the usual case: one block
-        text = content[0].get("text") if content[0].get("type") == "text" else None
-        return text if isinstance(text, str) else ""
-    return "\n".join(
-        b["text"]
-        for b in content
-        if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-    )
 
 
 class _EventBuilder:
@@ -290,11 +242,11 @@ class _EventBuilder:
     def emit(self, line: int, fields: dict[str, Any]) -> None:
         """Append an Event at ``line`` built from ``fields``, which this module type-checked."""
         if self.pos.line != line:  # events of one record share their (frozen) SourcePos
-            self.pos = _construct(SourcePos, {"file": self.source, "line": line})
+            self.pos = construct(SourcePos, {"file": self.source, "line": line})
         fields["source"] = self.pos
         if "arguments" not in fields:
             fields["arguments"] = {}  # never share the template's mutable default
-        self.events.append(_construct(Event, fields))
+        self.events.append(construct(Event, fields))
 
     def entry(self, line: int, entry: dict[str, Any]) -> None:
         kind, message = entry["type"], entry.get("message")
@@ -305,7 +257,7 @@ class _EventBuilder:
         elif not isinstance(message, dict):
             self.warn(line, "message entry without a message object")
         elif message.get("role") == "user":
-            self.emit(line, {"kind": "user", "text": _texts(message.get("content"))})
+            self.emit(line, {"kind": "user", "text": texts(message.get("content"))})
         elif message.get("role") == "assistant":
             self.assistant(line, message)
         elif message.get("role") == "toolResult":
@@ -356,7 +308,7 @@ class _EventBuilder:
             "arguments": args,
         }
         if tool_kind != "other":
-            _normalise(fields, tool_kind, args)
+            normalise(fields, tool_kind, args)
         self.emit(line, fields)
 
     def tool_result(self, line: int, message: dict[str, Any]) -> None:
@@ -366,9 +318,9 @@ class _EventBuilder:
             return
         name, tool_kind, args = self.calls.get(call_id, (None, None, {}))
         if name is None:
-            name = _str_or_none(message.get("toolName"))
+            name = str_or_none(message.get("toolName"))
             tool_kind = TOOL_KINDS.get(name or "", "other")
-        text = _texts(message.get("content"))
+        text = texts(message.get("content"))
         is_error = message.get("isError") is True
         fields: dict[str, Any] = {
             "kind": "tool_result",
@@ -379,9 +331,9 @@ class _EventBuilder:
             "is_error": is_error,
         }
         if tool_kind == "shell":
-            fields["exit_code"] = _exit_code(text, is_error)
+            fields["exit_code"] = exit_code_of(text, is_error)
         elif tool_kind == "read" and not is_error:
-            _read_content(fields, args, message.get("details"))
+            read_content(fields, args, message.get("details"))
         self.emit(line, fields)
 
     def bash_execution(self, line: int, message: dict[str, Any]) -> None:
@@ -405,69 +357,7 @@ class _EventBuilder:
                 **shell,
                 "kind": "tool_result",
                 "is_error": is_error,
-                "text": _str_or_none(output) or "",
+                "text": str_or_none(output) or "",
                 "exit_code": exit_code,
             },
         )
-
-
-def _normalise(fields: dict[str, Any], tool_kind: str, args: dict[str, Any]) -> None:
-    """Replay fields for pi's tools: read{path,offset,limit} write{path,content}
-    edit{path,oldText,newText} or edit{path,edits:[{oldText,newText}]} bash{command,timeout}."""
-    if tool_kind == "shell":
-        fields["command"] = _str_or_none(args.get("command"))
-        return
-    fields["path"] = _str_or_none(args.get("path"))
-    offset = args.get("offset")
-    if tool_kind == "read" and isinstance(offset, int | float) and not isinstance(offset, bool):
-        fields["offset"] = int(offset)
-    elif tool_kind == "write":
-        fields["content"] = _str_or_none(args.get("content"))
-    elif tool_kind == "edit":
-        fields["edits"] = _edits(args)
-
-
-def _edits(args: dict[str, Any]) -> tuple[Edit, ...]:
-    """Both shapes, merged as pi's ``prepareEditArguments`` does (the legacy pair goes last)."""
-    items = args.get("edits")
-    if isinstance(items, str):  # some models send the array as a JSON string
-        try:
-            items = orjson.loads(items)
-        except orjson.JSONDecodeError:
-            items = None
-    pairs = list(items) if isinstance(items, list) else []
-    if "oldText" in args or "newText" in args:
-        pairs.append({"oldText": args.get("oldText"), "newText": args.get("newText")})
-    edits = []
-    for pair in pairs:
-        old, new = (
-            (pair.get("oldText"), pair.get("newText")) if isinstance(pair, dict) else (None, None)
-        )
-        if not isinstance(old, str) or not isinstance(new, str):
-            return ()  # pi rejects the whole call, so nothing was changed
-        edits.append(_construct(Edit, {"old": old, "new": new}))
-    return tuple(edits)
-
-
-def _exit_code(text: str, is_error: bool) -> int | None:
-    if not is_error:
-        return 0
-    match = EXIT_RE.search(text, max(0, len(text) - TAIL))
-    return int(match.group(1)) if match else None  # aborted / timed out: no exit code
-
-
-def _read_content(fields: dict[str, Any], args: dict[str, Any], details: object) -> None:
-    """Add the file text of a read result and whether it is only part of the file."""
-    text: str = fields["text"]
-    if text.startswith(READ_UNREADABLE):
-        fields["partial"] = True
-        return
-    partial = args.get("offset") is not None or args.get("limit") is not None
-    match = READ_NOTICE_RE.search(text, max(0, len(text) - TAIL))
-    if match:
-        text, partial = text[: match.start()], True
-    truncation = details.get("truncation") if isinstance(details, dict) else None
-    if isinstance(truncation, dict) and truncation.get("truncated") is True:
-        partial = True
-    fields["content"] = text
-    fields["partial"] = partial

@@ -30,7 +30,8 @@ from tests.fixtures.scenarios import (
 )
 from trajforge.errors import FormatError
 from trajforge.protocols import Format
-from trajforge.reconstruct.formats.claude_code import ClaudeCodeFormat, strip_line_numbers
+from trajforge.reconstruct.formats.claude_code import ClaudeCodeFormat
+from trajforge.reconstruct.formats.claude_code_tools import strip_line_numbers
 from trajforge.reconstruct.inputs import read_head
 from trajforge.reconstruct.replay import replay
 from trajforge.records import Edit, Event, ParseWarning, Session
