@@ -1,29 +1,37 @@
-"""The reconstruct stage end to end: inputs → sessions → replay → candidates → task folders."""
+"""The reconstruct stage end to end: inputs → sessions → replay → candidates → task folders.
+
+The unit of work is one input path (:func:`reconstruct_input`): it runs wherever the executor
+puts it (inline, a process pool, a Ray task) and returns the task records and file maps it
+built, with its counts. Only the driver (:func:`run`) writes to OUT, in input order, so files,
+ids, the summary and resumability are the same under every executor and ``-j``.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge import __version__
 from trajforge.errors import FormatError
-from trajforge.protocols import Format
+from trajforge.executors import LocalExecutor
+from trajforge.protocols import Executor, Format, WorkOutcome
 from trajforge.reconstruct.emit import build_task, clean_staging, write_task
 from trajforge.reconstruct.families import candidates
 from trajforge.reconstruct.inputs import expand_paths, read_head
 from trajforge.reconstruct.paths import session_root
 from trajforge.reconstruct.replay import replay
-from trajforge.records import ParseWarning, Session
-from trajforge.registry import FORMATS, create
+from trajforge.records import ParseWarning, Session, Task
+from trajforge.registry import FORMATS, create, resolve
 from trajforge.scrub import Scrubber
 
 log = logging.getLogger(__name__)
 MAX_WARNINGS_KEPT = 200
+R = TypeVar("R")
 
 
 class InputOutcome(BaseModel):
@@ -96,48 +104,114 @@ def all_formats() -> list[Format]:
     return [create(FORMATS, name, "format") for name in FORMATS]
 
 
-def iter_sessions(
-    path: Path, fmt: Format, outcome: dict[str, Any], summary: ReconstructSummary
+class InputJob(BaseModel):
+    """One unit of reconstruct work: an input path and how to read it (sent to workers)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str
+    """Input path (file, opencode storage tree or SQLite file)."""
+    fmt: str = "auto"
+    """Format name, or ``auto`` to sniff."""
+    base: dict[str, str] | None = None
+    """Starting files from ``--base-repo``, when given."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Run configuration recorded in each task's provenance."""
+
+
+class BuiltTask(BaseModel):
+    """One task record with the (already scrubbed) file maps to write beside it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: Task
+    """The task record."""
+    folders: dict[str, dict[str, str]]
+    """Folder (workspace, oracle, probes/N) → relative path → file text."""
+
+
+class InputResult(BaseModel):
+    """Everything a worker learned from one input; the driver writes it to OUT."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    outcome: InputOutcome
+    """The input's row in the summary."""
+    tasks: list[BuiltTask] = Field(default_factory=list)
+    """Candidates built from its sessions, in session order."""
+    sessions: dict[str, int] = Field(default_factory=dict)
+    """Sessions per harness."""
+    candidates: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Candidates per harness and family."""
+    warnings: list[str] = Field(default_factory=list)
+    """First warnings, as ``file:line: message``."""
+    skipped_records: dict[str, int] = Field(default_factory=dict)
+    """Unused or unknown record types, counted."""
+    redactions: dict[str, int] = Field(default_factory=dict)
+    """Secrets redacted, by kind (the worker's scrubber counts)."""
+    divergences: int = 0
+    """Edits that could not be replayed plus confinement violations."""
+
+
+def reconstruct_input(job: InputJob) -> InputResult:
+    """Read, replay and build the candidates of one input; writes nothing (runs in workers).
+
+    Per-input failures are recorded in ``outcome.error``; tasks built before one stay.
+    """
+    path = Path(job.path)
+    result = InputResult(outcome=InputOutcome(path=job.path, format=None))
+    outcome: dict[str, Any] = {"path": job.path, "format": None, "sessions": 0, "warnings": 0}
+    scrub = Scrubber()
+    formats = all_formats() if job.fmt == "auto" else [create(FORMATS, job.fmt, "format")]
+    try:
+        fmt = detect(path, formats)
+        outcome["format"] = fmt.name
+        for session in _sessions(path, fmt, outcome, result):
+            _build(session, job, scrub, result)
+    except FormatError as exc:
+        outcome["error"] = str(exc)
+    except (OSError, ValueError, RecursionError) as exc:  # one broken input never stops the rest
+        log.debug("input %s failed", path, exc_info=True)
+        outcome["error"] = f"{path}: {type(exc).__name__}: {exc}"
+    result.outcome = InputOutcome(**outcome)
+    result.redactions = dict(scrub.counts)
+    return result
+
+
+def _sessions(
+    path: Path, fmt: Format, outcome: dict[str, Any], result: InputResult
 ) -> Iterator[Session]:
-    """Sessions of one input; warnings go into the summary and ``outcome``."""
+    """Sessions of one input; warnings go into ``result`` and ``outcome``."""
     for item in fmt.parse(path):
         if isinstance(item, ParseWarning):
-            _warn(summary, outcome, item)
+            _warn(result, outcome, item)
             continue
         for warning in item.warnings:
-            _warn(summary, outcome, warning)
+            _warn(result, outcome, warning)
         for kind, count in item.skipped.items():
-            summary.skipped_records[kind] = summary.skipped_records.get(kind, 0) + count
+            result.skipped_records[kind] = result.skipped_records.get(kind, 0) + count
         outcome["sessions"] += 1
         yield item
 
 
-def _warn(summary: ReconstructSummary, outcome: dict[str, Any], warning: ParseWarning) -> None:
+def _warn(result: InputResult, outcome: dict[str, Any], warning: ParseWarning) -> None:
     outcome["warnings"] += 1
-    if len(summary.warnings) < MAX_WARNINGS_KEPT:
-        summary.warnings.append(f"{warning.file}:{warning.line}: {warning.message}")
+    if len(result.warnings) < MAX_WARNINGS_KEPT:
+        result.warnings.append(f"{warning.file}:{warning.line}: {warning.message}")
 
 
-def process_session(
-    session: Session,
-    out: Path,
-    scrub: Scrubber,
-    base: dict[str, str] | None,
-    config: dict[str, Any],
-) -> tuple[Counter[str], int, int, int]:
-    """Replay one session and write its candidates: (families, written, existing, divergences)."""
+def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult) -> None:
+    """Replay one session and add its candidates to ``result``."""
+    harness = session.header.harness
+    result.sessions[harness] = result.sessions.get(harness, 0) + 1
+    per = result.candidates.setdefault(harness, {})
     root = session_root(session.header.cwd, session.events)
-    state = replay(session.events, root, base)
-    families: Counter[str] = Counter()
-    written = existing = 0
+    state = replay(session.events, root, job.base)
     for cand in candidates(session.events, state):
-        task, folders = build_task(cand, session, state, scrub, config)
-        families[cand.family] += 1
-        if write_task(out, task, folders):
-            written += 1
-        else:
-            existing += 1
-    return families, written, existing, len(state.divergences) + len(state.violations)
+        task, folders = build_task(cand, session, state, scrub, job.config)
+        per[cand.family] = per.get(cand.family, 0) + 1
+        result.tasks.append(BuiltTask(task=task, folders=folders))
+    result.divergences += len(state.divergences) + len(state.violations)
 
 
 def run(
@@ -146,52 +220,70 @@ def run(
     fmt_name: str = "auto",
     base: dict[str, str] | None = None,
     on_input: Callable[[Path], None] | None = None,
+    executor: Executor | None = None,
 ) -> ReconstructSummary:
-    """Reconstruct every input into ``out``; per-input failures are recorded, not raised."""
-    formats = all_formats() if fmt_name == "auto" else [create(FORMATS, fmt_name, "format")]
+    """Reconstruct every input into ``out``; per-input failures are recorded, not raised.
+
+    Inputs run on ``executor`` (default: inline, one at a time); this process writes every
+    task folder, in input order, so the output does not depend on the executor.
+    """
+    if fmt_name != "auto":
+        resolve(FORMATS, fmt_name, "format")  # unknown names fail before any work
     inputs, missing = expand_paths(paths)
     summary = ReconstructSummary()
     summary.inputs.extend(InputOutcome(path=m.split(":")[0], format=None, error=m) for m in missing)
     out.mkdir(parents=True, exist_ok=True)
     clean_staging(out)
-    scrub = Scrubber()
     config = {"format": fmt_name, "base_repo": base is not None}
-    for path in inputs:
-        summary.inputs.append(_one_input(path, formats, out, scrub, base, config, summary))
+    jobs = [InputJob(path=str(p), fmt=fmt_name, base=base, config=config) for p in inputs]
+    redactions: Counter[str] = Counter()
+    for done in in_order(_executor(executor).map(reconstruct_input, jobs)):
+        result = done.value if done.value is not None else _worker_failed(jobs[done.index], done)
+        _merge(summary, result, out)
+        redactions.update(result.redactions)
         if on_input is not None:
-            on_input(path)
-    summary.redactions = dict(scrub.counts)
+            on_input(inputs[done.index])
+    summary.redactions = dict(redactions)
     return summary
 
 
-def _one_input(
-    path: Path,
-    formats: Sequence[Format],
-    out: Path,
-    scrub: Scrubber,
-    base: dict[str, str] | None,
-    config: dict[str, Any],
-    summary: ReconstructSummary,
-) -> InputOutcome:
-    outcome: dict[str, Any] = {"path": str(path), "format": None, "sessions": 0, "warnings": 0}
-    try:
-        fmt = detect(path, formats)
-        outcome["format"] = fmt.name
-        for session in iter_sessions(path, fmt, outcome, summary):
-            harness = session.header.harness
-            summary.sessions[harness] = summary.sessions.get(harness, 0) + 1
-            families, written, existing, diverged = process_session(
-                session, out, scrub, base, config
-            )
-            per = summary.candidates.setdefault(harness, {})
-            for family, count in families.items():
-                per[family] = per.get(family, 0) + count
-            summary.written += written
-            summary.existing += existing
-            summary.divergences += diverged
-    except FormatError as exc:
-        outcome["error"] = str(exc)
-    except (OSError, ValueError, RecursionError) as exc:  # one broken input never stops the rest
-        log.debug("input %s failed", path, exc_info=True)
-        outcome["error"] = f"{path}: {type(exc).__name__}: {exc}"
-    return InputOutcome(**outcome)
+def _executor(executor: Executor | None) -> Executor:
+    return executor if executor is not None else LocalExecutor()
+
+
+def in_order(outcomes: Iterable[WorkOutcome[R]]) -> Iterator[WorkOutcome[R]]:
+    """Outcomes arriving in any order, yielded by item index as soon as each prefix is whole."""
+    ready: dict[int, WorkOutcome[R]] = {}
+    next_index = 0
+    for outcome in outcomes:
+        ready[outcome.index] = outcome
+        while next_index in ready:
+            yield ready.pop(next_index)
+            next_index += 1
+
+
+def _worker_failed(job: InputJob, done: WorkOutcome[InputResult]) -> InputResult:
+    """The summary row of an input whose worker failed on every attempt."""
+    error = f"{job.path}: worker failed after {done.attempts} attempt(s): {done.error}"
+    return InputResult(outcome=InputOutcome(path=job.path, format=None, error=error))
+
+
+def _merge(summary: ReconstructSummary, result: InputResult, out: Path) -> None:
+    """Write one input's tasks and fold its counts into the summary."""
+    summary.inputs.append(result.outcome)
+    for built in result.tasks:
+        if write_task(out, built.task, built.folders):
+            summary.written += 1
+        else:
+            summary.existing += 1
+    for harness, count in result.sessions.items():
+        summary.sessions[harness] = summary.sessions.get(harness, 0) + count
+    for harness, families in result.candidates.items():
+        per = summary.candidates.setdefault(harness, {})
+        for family, count in families.items():
+            per[family] = per.get(family, 0) + count
+    room = MAX_WARNINGS_KEPT - len(summary.warnings)
+    summary.warnings.extend(result.warnings[: max(room, 0)])
+    for kind, count in result.skipped_records.items():
+        summary.skipped_records[kind] = summary.skipped_records.get(kind, 0) + count
+    summary.divergences += result.divergences

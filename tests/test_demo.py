@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from trajforge.cli.demo_cmd import SAMPLES
 
@@ -20,30 +21,66 @@ def test_samples_are_identical_to_fixtures() -> None:
         assert sample.read_bytes() == fixture.read_bytes(), sample
 
 
-def test_demo_runs_every_stage_that_exists(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "trajforge.cli.main", "demo", "-o", str(tmp_path), "--json"],
+def _demo(out: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "trajforge.cli.main", "demo", "-o", str(out), "--json"],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
         check=False,
     )
+
+
+def test_demo_reconstructs_and_validates_every_task(tmp_path: Path) -> None:
+    result = _demo(tmp_path)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    summary = report["reconstruct"]
-    assert set(summary["sessions"]) == {"pi", "opencode", "hermes", "claude-code", "codex"}
-    checks = report["checks"]
-    assert len(checks) == summary["written"] > 0
-    repairs = [c for c in checks if c["family"] == "repair"]
-    assert {c["harness"] for c in repairs} == set(summary["sessions"])
-    for check in repairs:  # the recorded check fails before the fix and passes after it
-        assert check["start_exit"] != 0 and check["oracle_exit"] == 0, check
-    assert all("136.50" in c["answer"] for c in checks if c["family"] == "qa")
-    again = subprocess.run(
-        [sys.executable, "-m", "trajforge.cli.main", "demo", "-o", str(tmp_path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
+    summary, validation = report["reconstruct"], report["validate"]
+    harnesses = {"pi", "opencode", "hermes", "claude-code", "codex"}
+    assert set(summary["sessions"]) == harnesses
+    rows = validation["tasks"]
+    data = report["dataenv"]
+    assert len(rows) == summary["written"] + data["written"] and summary["written"] > 0
+    assert validation["totals"]["error"] == 0
+    repairs = [r for r in rows if r["family"] == "repair"]
+    assert {r["harness"] for r in repairs} == harnesses
+    for row in repairs:  # every repair from every harness: verifier proven
+        assert row["status"] == "accepted", row
+        assert row["cells"]["prefix"]["tone"] == "good" and row["cells"]["stub"]["tone"] == "good"
+    builds = [r for r in rows if r["family"] == "build" and r["status"] == "accepted"]
+    assert {r["harness"] for r in builds} == harnesses  # mined hidden tests
+    for family, counts in validation["funnel"].items():
+        stages = list(counts.values())
+        assert stages == sorted(stages, reverse=True), family  # a funnel never widens
+    assert all(
+        r["status"] == "accepted"
+        for r in rows
+        if r["family"] == "qa" and "136.50" in " ".join(r["reasons"])
     )
-    assert json.loads(again.stdout)["reconstruct"]["written"] == 0  # same ids, nothing rewritten
+    data_rows = [r for r in rows if r["family"] == "data"]
+    assert len(data_rows) == data["tasks"] > 0
+    assert all(r["status"] == "accepted" for r in data_rows)  # stored queries re-executed
+    _later_stages_ran(report)
+    again = _demo(tmp_path)
+    second = json.loads(again.stdout)
+    assert second["reconstruct"]["written"] == 0  # same ids, nothing rewritten
+    assert second["dataenv"]["written"] == 0
+    assert second["validate"]["tasks"] == rows  # cached: the same verdicts, nothing re-run
+    assert second["push"]["created"] is False  # identical revision: no new commit
+    assert second["push"]["commit"] == report["push"]["commit"]
+
+
+def _later_stages_ran(report: dict[str, Any]) -> None:
+    """Split holds tasks out per config, the revision lands in the local hub, guard audits."""
+    counts = report["split"]["counts"]
+    assert sum(counts["coding"]["test"].values()) > 0 and sum(counts["coding"]["train"].values())
+    assert sum(counts["data_analysis"]["test"].values()) > 0
+    push = report["push"]
+    assert push["created"] is True and push["revision"] == "demo" and len(push["commit"]) == 40
+    tags = subprocess.run(
+        ["git", "-C", push["target"], "tag"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert "demo" in tags
+    guard = report["guard"]
+    assert guard["sessions"] == sum(report["reconstruct"]["sessions"].values())
+    assert guard["calls"] > 0 and guard["blocks"] == 0  # clean recorded sessions are not blocked

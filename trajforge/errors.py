@@ -29,3 +29,7 @@ class SandboxTimeout(SandboxError):
 
 class UnknownName(UsageError):
     """A registry lookup for a name that is not registered."""
+
+
+class HubError(TrajforgeError):
+    """A call to the Hugging Face Hub (or a Hub-compatible server) failed; never holds the token."""

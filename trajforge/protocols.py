@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -151,4 +151,88 @@ class Sandbox(Protocol):
 
     def session(self, workspace: Path, limits: Limits | None = None) -> SandboxSession:
         """Start a sandbox with a fresh copy of ``workspace`` (never modified itself)."""
+        ...
+
+
+ItemT = TypeVar("ItemT")
+ResultT = TypeVar("ResultT")
+
+
+class WorkOutcome(BaseModel, Generic[ResultT]):
+    """What happened to one work item handed to an :class:`Executor`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    schema_version: int = 1
+    """Record layout version."""
+    index: int
+    """Position of the item in the sequence given to ``Executor.map``."""
+    reason: Literal["accepted", "error"]
+    """accepted: the item function returned; error: it failed on every attempt."""
+    value: ResultT | None = None
+    """What the item function returned (accepted only)."""
+    error: str | None = None
+    """Why the last attempt failed (error only), as ``ExceptionType: message``."""
+    attempts: int = 1
+    """Attempts charged to this item (a crash shared by several items is charged to none)."""
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs one picklable function over many picklable items (local process pool, Ray)."""
+
+    name: str
+    """Registry name (local, ray)."""
+
+    def available(self) -> str | None:
+        """None when usable here, else a sentence saying why not and how to fix it."""
+        ...
+
+    def map(
+        self, fn: Callable[[ItemT], ResultT], items: Sequence[ItemT]
+    ) -> Iterator[WorkOutcome[ResultT]]:
+        """Run ``fn`` on every item; yield one outcome per item, in completion order.
+
+        Failures are retried a bounded number of times, then yielded with reason "error";
+        no item is ever dropped. ``fn`` must be a module-level function.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release workers or cluster connections this executor started; idempotent."""
+        ...
+
+
+class GuardDecision(BaseModel):
+    """What a guard detector decided about one proposed tool call (or tool output)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    decision: Literal["allow", "flag", "block"]
+    """allow: run it; flag: run it and log; block: never run it, zero reward for the rollout."""
+    rule: str | None = None
+    """Id of the deciding rule (the first blocking one, else the first flagging one)."""
+    reason: str = ""
+    """Which effect matched and why the rule exists (secrets redacted)."""
+    bundle: str = ""
+    """Version of the rule bundle that decided."""
+    also: tuple[str, ...] = ()
+    """Other rules that matched the same call."""
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """A guard detector for one rollout: judges each proposed tool call, in order."""
+
+    name: str
+    """Registry name."""
+    bundle_version: str
+    """Version of the rule bundle in use (goes into every log and manifest)."""
+
+    def check(self, tool: str, arguments: Mapping[str, Any], harness: str = "") -> GuardDecision:
+        """Decide one proposed call; state (cwd, files created) carries to the next call."""
+        ...
+
+    def check_output(self, text: str) -> GuardDecision:
+        """Decide one tool output (literal secrets that reached the agent)."""
         ...

@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 EventKind = Literal["user", "assistant", "tool_call", "tool_result"]
 ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
-Family = Literal["build", "extend", "repair", "qa"]
+Family = Literal["build", "extend", "repair", "qa", "data"]
 Outcome = Literal["accepted", "rejected", "error", "timeout"]
 VerifierKind = Literal["command", "tests", "answer", "none"]
 
@@ -255,7 +255,7 @@ class Task(Record):
     id: str
     """``<family>-`` + content hash of source episode, instruction, files and verifier."""
     family: Family
-    """build, extend, repair or qa."""
+    """build, extend, repair, qa, or data (generated data-analysis questions)."""
     instruction: str
     """What the agent is asked to do."""
     source: TaskSource
@@ -319,3 +319,92 @@ def load_record(cls: type[R], path: Path) -> R:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "(root)"
         raise RecordError(f"{path}: field {field!r}: {first['msg']}") from None
+
+
+class ManifestTask(BaseModel):
+    """One task of a dataset revision, as listed in its manifest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    family: str
+    """Task family (build, extend, repair, qa, data)."""
+    config: str
+    """Dataset config the task is in (``coding`` or ``data_analysis``)."""
+    split: str
+    """``train`` or ``test`` (held out)."""
+    group: str
+    """Leakage group: tasks sharing a session or project files; never straddles splits."""
+    content_hash: str
+    """sha256 of the task record and every packed file."""
+
+
+class SplitDefinition(BaseModel):
+    """How the held-out split was chosen, enough to redo it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int
+    """Seed of the group shuffle."""
+    targets: dict[str, int] = Field(default_factory=dict)
+    """Requested held-out size per family or config (as given on the command line)."""
+    per_family: dict[str, int] = Field(default_factory=dict)
+    """Requested held-out size per family after expanding config totals."""
+    achieved: dict[str, int] = Field(default_factory=dict)
+    """Held-out tasks actually selected per family."""
+    shortfalls: tuple[str, ...] = ()
+    """Targets that could not be met, and why."""
+    grouping: str = "session+project-files"
+    """What links tasks into groups that must stay on one side."""
+    near_duplicate_threshold: float = 0.8
+    """Estimated Jaccard similarity at or above which two tasks are near duplicates."""
+
+
+class Duplicate(BaseModel):
+    """A task removed as a duplicate of another."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    removed: str
+    """Id of the task dropped."""
+    kept: str
+    """Id of the task kept in its place."""
+    kind: Literal["exact", "near"]
+    """exact: identical normalised instruction and oracle diff; near: MinHash similarity."""
+    similarity: float
+    """Estimated Jaccard similarity (1.0 for exact)."""
+
+
+class DatasetVersions(BaseModel):
+    """Versions of everything that shaped a dataset revision."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    trajforge: str = __version__
+    """Toolkit version."""
+    teacher: str = "unknown"
+    """Teacher(s) that wrote the hidden tests, from the tasks' validation evidence."""
+    sandbox_image: str = "unknown"
+    """Sandbox image tag and recipe hash."""
+    guard_bundle: str = "none"
+    """Guard detector bundle version, or ``none`` when no guard was available."""
+
+
+class DatasetManifest(Record):
+    """``manifest.json`` of a dataset revision folder."""
+
+    revision: str
+    """Revision name (the tag or branch it is pushed as by default)."""
+    tasks: dict[str, ManifestTask]
+    """Task id → where it went and its content hash."""
+    counts: dict[str, dict[str, dict[str, int]]]
+    """config → split → family → number of tasks."""
+    split: SplitDefinition
+    """How train and test were separated."""
+    yields: dict[str, Any]
+    """Candidates seen, by validation status, duplicates removed, kept; overall and per family."""
+    duplicates: tuple[Duplicate, ...] = ()
+    """Tasks removed as exact or near duplicates."""
+    versions: DatasetVersions = Field(default_factory=DatasetVersions)
+    """trajforge, teacher, sandbox image and guard bundle versions."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Data file path (relative to the dataset folder) → sha256."""

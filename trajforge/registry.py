@@ -20,8 +20,18 @@ SANDBOXES: dict[str, str] = {
     "docker": "trajforge.verifiers.sandbox.docker:DockerSandbox",
 }
 
+EXECUTORS: dict[str, str] = {
+    "local": "trajforge.executors:LocalExecutor",
+    "ray": "trajforge.executors_ray:RayExecutor",
+}
+
+DETECTORS: dict[str, str] = {
+    "rules": "trajforge.guard.engine:RuleDetector",
+}
+
 EXTRAS: dict[str, str] = {
     "docker": "trajforge (the docker SDK is a core dependency; a running engine is needed)",
+    "ray": "the ray extra: pip install 'trajforge[ray]'",
 }
 
 

@@ -1,88 +1,141 @@
-"""``trajforge demo``: the whole flow that exists so far, offline, on the bundled sample dumps."""
+"""``trajforge demo``: the whole flow that exists so far, offline, on the bundled sample dumps.
+
+Reconstruct the samples and generate data-analysis tasks from the bundled tables, validate every
+candidate (mined hidden tests, the control matrix in the sandbox), print the yield funnel per
+family, split the accepted tasks into a dataset revision, push it to a local git hub, and audit
+the sample sessions with the guard.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.table import Table
 
 import trajforge
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json, progress
-from trajforge.protocols import Limits, Sandbox
 from trajforge.reconstruct import pipeline
-from trajforge.records import Task, load_record
+from trajforge.reconstruct.dataenv.generate import build as build_data
 from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.validate import report, run
+from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.single import Context
 
 SAMPLES = Path(trajforge.__file__).parent / "samples"
-CHECK_TIMEOUT_S = 60.0
-
-
-def _check(sandbox: Sandbox, task_dir: Path, task: Task) -> dict[str, Any]:
-    """Run the task's recorded check on its starting workspace and on its oracle."""
-    row: dict[str, Any] = {"id": task.id, "family": task.family, "harness": task.source.harness}
-    if task.verifier.command is None or task.oracle is None:
-        row["answer"] = task.answer
-        return row
-    limits = Limits(timeout_s=CHECK_TIMEOUT_S)
-    with sandbox.session(task_dir / task.workspace, limits) as box:
-        start = box.run(task.verifier.command)
-        box.reset(task_dir / task.oracle)
-        oracle = box.run(task.verifier.command)
-    row.update(
-        command=task.verifier.command,
-        start_exit=start.exit_code,
-        oracle_exit=oracle.exit_code,
-        wall_s=round(start.wall_s + oracle.wall_s, 3),
-    )
-    return row
+DATA_TASKS = 20
+REVISION = "demo"
+HELD_OUT = ("coding=3,data_analysis=5",)
+"""Held-out tasks per config in the demo revision (group-aware, seeded)."""
+DEMO_CONFIG = ValidateConfig(max_mutants=8)
+"""Default rules, fewer mutants per task so the demo stays quick."""
 
 
 def demo(
     output: Path = typer.Option(Path("demo-out"), "-o", "--output", help="Where to write tasks."),
-    backend: str = typer.Option("local", "--sandbox", help="Sandbox backend for the checks."),
+    backend: str = typer.Option("local", "--sandbox", help="Sandbox backend for validation."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
-    """Reconstruct the bundled sample sessions, then run each task's check in the sandbox."""
+    """Reconstruct the bundled sample sessions, then validate every task in the sandbox."""
     summary = pipeline.run([SAMPLES], output, "auto")
-    sandbox: Sandbox = create(SANDBOXES, backend, "sandbox")
+    data = build_data([], output, count=DATA_TASKS, seed=0)
+    dataenv = {"tasks": len(data.ids), "written": len(data.written), "families": data.families}
+    sandbox = create(SANDBOXES, backend, "sandbox")
     problem = sandbox.available()
-    task_dirs = sorted(p.parent for p in (output / "tasks").glob("*/task.json"))
-    rows = []
+    validation: dict[str, object] = {}
+    rows: list[run.TaskRow] = []
     if problem:
-        err.print(f"[yellow]sandbox {backend} unavailable, checks skipped:[/yellow] {problem}")
+        err.print(f"[yellow]sandbox {backend} unavailable, validation skipped:[/yellow] {problem}")
     else:
-        for task_dir in progress(task_dirs, len(task_dirs), "checks", quiet=as_json):
-            rows.append(_check(sandbox, task_dir, load_record(Task, task_dir / "task.json")))
+        image = str(getattr(sandbox, "image", "host"))
+        ctx = Context(sandbox, backend, image, DEMO_CONFIG)
+        total = len(run.task_dirs(output))
+        jobs = max(1, min(4, os.cpu_count() or 1))
+        bar = progress(iter(range(total)), total, "validate", quiet=as_json)
+
+        def advance(_row: run.TaskRow) -> None:
+            next(bar, None)
+
+        rows = run.run(output, ctx, jobs, on_done=advance)
+        list(bar)  # close the progress bar
+        meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
+        validation = report.write_reports(output, meta)
+    later = {"dataenv": dataenv, **(_later_stages(output) if validation else {})}
     if as_json:
-        print_json({"reconstruct": summary.model_dump(mode="json"), "checks": rows})
+        print_json(
+            {"reconstruct": summary.model_dump(mode="json"), "validate": validation, **later}
+        )
     else:
-        _print(summary, rows, output)
-    failed = summary.exit_code() != 0 or bool(problem)
+        _print(summary, validation, output)
+        _print_later(later)
+    failed = summary.exit_code() != 0 or bool(problem) or any(r.status == "error" for r in rows)
     raise typer.Exit(EXIT_PARTIAL if failed else 0)
 
 
-def _verdict(row: dict[str, Any]) -> str:
-    if "command" not in row:
-        return "answer: " + (row.get("answer") or "")[:60].replace("\n", " ")
-    oracle = "oracle passes" if row["oracle_exit"] == 0 else "oracle FAILS"
-    if row["start_exit"]:
-        return f"start fails, {oracle}"
-    return f"start passes too, {oracle}: check alone can't tell"
+def _later_stages(output: Path) -> dict[str, object]:
+    """Split the accepted tasks, push the revision to a local git hub, audit the samples."""
+    from trajforge.cli.split_cmd import versions
+    from trajforge.guard.audit import audit
+    from trajforge.guard.rules import load_bundle
+    from trajforge.splits import split
+    from trajforge.splits.push import push
+
+    dataset = output / "dataset"
+    shutil.rmtree(dataset, ignore_errors=True)
+    splitted = split.run(output, dataset, HELD_OUT, versions=versions(), revision=REVISION)
+    pushed = push(dataset, str(output / "hub"), REVISION)
+    guard = audit([SAMPLES], load_bundle())
+    return {
+        "split": splitted.model_dump(mode="json"),
+        "push": pushed.model_dump(mode="json"),
+        "guard": {
+            "bundle": guard.bundle,
+            "sessions": len(guard.sessions),
+            "calls": sum(s.calls for s in guard.sessions),
+            "blocks": sum(len(s.blocks) for s in guard.sessions),
+            "flags": sum(len(s.flags) for s in guard.sessions),
+        },
+    }
 
 
-def _print(summary: pipeline.ReconstructSummary, rows: list[dict[str, Any]], output: Path) -> None:
+def _print_later(later: dict[str, object]) -> None:
+    split, push, guard = later.get("split"), later.get("push"), later.get("guard")
+    data = later["dataenv"]
+    if isinstance(data, dict):
+        out.print(
+            f"data-analysis tasks from the bundled tables: {data['tasks']} ({data['families']})"
+        )
+    if isinstance(split, dict):
+        out.print(f"dataset revision {split['revision']!r} → {split['dataset']}: {split['counts']}")
+    if isinstance(push, dict):
+        new = "new commit" if push["created"] else "unchanged"
+        out.print(f"pushed to {push['target']} @ {push['revision']} ({new}, {push['commit'][:12]})")
+    if isinstance(guard, dict):
+        out.print(
+            f"guard bundle {guard['bundle']}: {guard['calls']} recorded tool calls in "
+            f"{guard['sessions']} sessions → {guard['blocks']} blocked, {guard['flags']} flagged"
+        )
+
+
+def _print(
+    summary: pipeline.ReconstructSummary, validation: dict[str, object], output: Path
+) -> None:
     sessions = sum(summary.sessions.values())
     out.print(
         f"reconstructed {sessions} sample sessions → {summary.written} new tasks in {output}/tasks"
     )
-    table = Table(title="recorded checks run in the sandbox")
-    for column in ("task", "harness", "family", "result"):
-        table.add_column(column)
-    for row in rows:
-        table.add_row(row["id"], row["harness"], row["family"], _verdict(row))
+    funnel = validation.get("funnel")
+    if not isinstance(funnel, dict):
+        return
+    table = Table(title="validation yield per family (sandboxed control matrix)")
+    for column in ("family", *report.STAGES):
+        table.add_column(column.replace("_", " "))
+    for family, counts in funnel.items():
+        table.add_row(family, *(str(counts[s]) for s in report.STAGES))
     out.print(table)
+    out.print(f"evidence in each task.json; report: {output / 'report.html'}")
 
 
 def register(app: typer.Typer) -> None:

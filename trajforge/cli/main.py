@@ -41,11 +41,26 @@ def _root(
 
 
 def _register() -> None:
-    from trajforge.cli import demo_cmd, reconstruct_cmd, sandbox_cmd
+    from trajforge.cli import (
+        dataenv_cmd,
+        demo_cmd,
+        guard_cmd,
+        reconstruct_cmd,
+        sandbox_cmd,
+        split_cmd,
+        validate_cmd,
+    )
 
-    reconstruct_cmd.register(app)
-    sandbox_cmd.register(app)
-    demo_cmd.register(app)
+    for module in (
+        reconstruct_cmd,
+        validate_cmd,
+        dataenv_cmd,
+        split_cmd,
+        guard_cmd,
+        sandbox_cmd,
+        demo_cmd,
+    ):
+        module.register(app)
 
 
 def main() -> None:

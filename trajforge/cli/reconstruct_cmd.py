@@ -8,12 +8,14 @@ import typer
 from rich.table import Table
 
 from trajforge.cli.common import err, out, print_json, progress
+from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.baserepo import load_base
 from trajforge.reconstruct.inputs import expand_paths
-from trajforge.registry import FORMATS
+from trajforge.registry import EXECUTORS, FORMATS
 
 FORMAT_HELP = "auto|" + "|".join(FORMATS)
+EXECUTOR_HELP = "|".join(EXECUTORS) + ": where inputs are processed (ray needs the ray extra)."
 
 
 def reconstruct(
@@ -23,6 +25,13 @@ def reconstruct(
     base_repo: str | None = typer.Option(
         None, "--base-repo", help="DIR[@REV]: git checkout the sessions started from."
     ),
+    executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    jobs: int = typer.Option(
+        1, "-j", "--jobs", min=1, help="local executor: worker processes (1 = inline)."
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Parse sessions, replay their workspaces and write task candidates to OUT/tasks/."""
@@ -30,7 +39,14 @@ def reconstruct(
         raise typer.BadParameter(
             f"unknown format {fmt!r}; known: {FORMAT_HELP}", param_hint="--format"
         )
+    if executor_name not in EXECUTORS:
+        known = ", ".join(EXECUTORS)
+        raise typer.BadParameter(
+            f"unknown executor {executor_name!r}; known: {known}", param_hint="--executor"
+        )
     base = load_base(base_repo) if base_repo else None
+    config = ExecutorConfig(jobs=jobs, address=ray_address)
+    executor = make_executor(executor_name, config)
     inputs, _ = expand_paths(paths)
     bar = iter(progress(inputs, len(inputs), "reconstruct", quiet=as_json))
     next(bar, None)
@@ -38,7 +54,10 @@ def reconstruct(
     def advance(_path: Path) -> None:
         next(bar, None)
 
-    summary = pipeline.run(paths, output, fmt, base, on_input=advance)
+    try:
+        summary = pipeline.run(paths, output, fmt, base, on_input=advance, executor=executor)
+    finally:
+        executor.close()
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:

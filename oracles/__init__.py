@@ -1,0 +1,1 @@
+"""Oracles and the controls they are checked against: stubs, mutants, changed lines."""

@@ -1,0 +1,148 @@
+"""``trajforge export atif``: sessions as ATIF trajectories (Agent Trajectory Interchange Format).
+
+Follows the Harbor project's ATIF v1.4 RFC: a root object with ``schema_version``,
+``session_id``, ``agent`` {name, version, model_name} and ``steps``. A user message is a
+``user`` step; an assistant message opens an ``agent`` step; the tool calls that follow attach
+to it as ``tool_calls`` {tool_call_id, function_name, arguments} and their results as
+``observation.results`` {source_call_id, content}. Step ids count from 1. Events carry no
+timestamps, so steps have none. Every text passes through the scrubber first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from trajforge import __version__
+from trajforge.errors import FormatError
+from trajforge.reconstruct.inputs import expand_paths
+from trajforge.reconstruct.pipeline import all_formats, detect
+from trajforge.records import Event, Session
+from trajforge.scrub import Scrubber
+
+ATIF_VERSION = "ATIF-v1.4"
+
+
+@dataclass(frozen=True)
+class AtifOutcome:
+    """What happened to one input path."""
+
+    path: str
+    """Input path."""
+    status: str
+    """accepted (written), error (unreadable)."""
+    written: tuple[str, ...] = ()
+    """Trajectory files written."""
+    reason: str = ""
+    """Why the input could not be read."""
+
+
+class _Builder:
+    def __init__(self, session: Session, scrub: Scrubber) -> None:
+        self.session = session
+        self.scrub = scrub
+        self.steps: list[dict[str, Any]] = []
+        self.by_call: dict[str, dict[str, Any]] = {}
+
+    def _step(self, source: str, message: str) -> dict[str, Any]:
+        step: dict[str, Any] = {
+            "step_id": len(self.steps) + 1,
+            "source": source,
+            "message": self.scrub.text(message),
+        }
+        if source == "agent" and self.session.header.model:
+            step["model_name"] = self.session.header.model
+        self.steps.append(step)
+        return step
+
+    def _agent_step(self) -> dict[str, Any]:
+        last = self.steps[-1] if self.steps else None
+        if last is not None and last["source"] == "agent" and "observation" not in last:
+            return last
+        return self._step("agent", "")
+
+    def add(self, index: int, event: Event) -> None:
+        if event.kind == "user":
+            self._step("user", event.text)
+        elif event.kind == "assistant":
+            self._step("agent", event.text)
+        elif event.kind == "tool_call":
+            call_id = event.call_id or f"call-{index}"
+            step = self._agent_step()
+            step.setdefault("tool_calls", []).append(
+                {
+                    "tool_call_id": call_id,
+                    "function_name": event.tool or event.tool_kind or "unknown",
+                    "arguments": self.scrub.value(dict(event.arguments)),
+                }
+            )
+            self.by_call[call_id] = step
+        else:
+            self._result(index, event)
+
+    def _result(self, index: int, event: Event) -> None:
+        step = self.by_call.get(event.call_id or "")
+        result: dict[str, Any] = {"content": self.scrub.text(event.text)}
+        if step is None:
+            step = self._agent_step()
+        else:
+            result = {"source_call_id": event.call_id, **result}
+        step.setdefault("observation", {"results": []})["results"].append(result)
+
+
+def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
+    """The ATIF document of one session."""
+    header = session.header
+    builder = _Builder(session, scrub)
+    for index, event in enumerate(session.events):
+        builder.add(index, event)
+    agent: dict[str, Any] = {"name": header.harness, "version": header.harness_version or "unknown"}
+    if header.model:
+        agent["model_name"] = header.model
+    extra: dict[str, Any] = {
+        "exported_by": f"trajforge {__version__}",
+        "source_path": header.source_path,
+        "source_sha256": header.content_hash,
+    }
+    if header.started_at:
+        extra["started_at"] = header.started_at
+    return {
+        "schema_version": ATIF_VERSION,
+        "session_id": header.session_id,
+        "agent": agent,
+        "steps": builder.steps,
+        "final_metrics": {"total_steps": len(builder.steps)},
+        "extra": extra,
+    }
+
+
+def _file_name(session: Session) -> str:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.header.session_id)
+    return f"{session.header.harness}-{safe}.json"
+
+
+def export(paths: Sequence[Path], target: Path) -> Iterator[AtifOutcome]:
+    """Write one ATIF file per session found in ``paths``; one outcome per input."""
+    target.mkdir(parents=True, exist_ok=True)
+    inputs, missing = expand_paths(paths)
+    for problem in missing:
+        yield AtifOutcome(problem.split(":")[0], "error", reason=problem)
+    formats = all_formats()
+    scrub = Scrubber()
+    for path in inputs:
+        try:
+            fmt = detect(path, formats)
+            written = []
+            for item in fmt.parse(path):
+                if isinstance(item, Session):
+                    name = _file_name(item)
+                    data = orjson.dumps(trajectory(item, scrub), option=orjson.OPT_INDENT_2)
+                    (target / name).write_bytes(data + b"\n")
+                    written.append(name)
+            yield AtifOutcome(str(path), "accepted", tuple(written))
+        except (FormatError, OSError, ValueError) as exc:
+            yield AtifOutcome(str(path), "error", reason=str(exc))

@@ -1,0 +1,265 @@
+"""``trajforge split``: accepted tasks → a dataset revision folder.
+
+Load accepted tasks, drop exact and near duplicates, pick held-out tasks group-aware per family,
+then write parquet, ``manifest.json`` and the dataset card into a staging folder that replaces
+``DATASET`` in one rename, so a failed split never leaves half a dataset.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import BaseModel, ConfigDict, Field
+
+from trajforge.errors import UsageError
+from trajforge.records import (
+    DatasetManifest,
+    DatasetVersions,
+    Duplicate,
+    ManifestTask,
+    SplitDefinition,
+    dump_record,
+)
+from trajforge.splits import dedup, select
+from trajforge.splits.layout import SPLITS, data_path, row, write_parquet
+from trajforge.splits.tasks import LoadedTask, LoadReport, load_tasks
+
+IMBALANCE_RATIO = 3.0
+
+
+class SplitSummary(BaseModel):
+    """Result of ``trajforge split`` (also its ``--json`` output)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: str
+    """Dataset folder written."""
+    revision: str
+    """Revision name recorded in the manifest."""
+    counts: dict[str, dict[str, dict[str, int]]] = Field(default_factory=dict)
+    """config → split → family → tasks."""
+    yields: dict[str, Any] = Field(default_factory=dict)
+    """Candidates, statuses, duplicates removed, kept."""
+    duplicates: list[Duplicate] = Field(default_factory=list)
+    """The dedup report."""
+    shortfalls: list[str] = Field(default_factory=list)
+    """Held-out targets that could not be met."""
+    problems: list[str] = Field(default_factory=list)
+    """Task folders that could not be read."""
+
+    def exit_code(self) -> int:
+        """1 when some task folders could not be read, else 0."""
+        return 1 if self.problems else 0
+
+
+def run(
+    out: Path,
+    dataset: Path,
+    targets: Sequence[str] = (),
+    seed: int = 0,
+    threshold: float = 0.8,
+    versions: DatasetVersions | None = None,
+    revision: str | None = None,
+) -> SplitSummary:
+    """Split the accepted tasks under ``out`` into the dataset folder ``dataset``."""
+    if not 0.0 < threshold <= 1.0:
+        raise UsageError(f"--near-threshold {threshold}: must be in (0, 1]")
+    wanted = select.parse_targets(targets)
+    report = load_tasks(out)
+    if not report.accepted:
+        seen = ", ".join(f"{k} {v}" for k, v in sorted(report.by_status.items())) or "none"
+        raise UsageError(f"{out}: no accepted tasks to split (tasks by status: {seen})")
+    kept, duplicates = dedup.dedup(report.accepted, threshold)
+    families: Counter[str] = Counter(t.task.family for t in kept)
+    per_family = select.per_family(wanted, families)
+    groups = select.groups(kept)
+    held, achieved, shortfalls = select.select(groups, per_family, seed)
+    definition = SplitDefinition(
+        seed=seed,
+        targets=wanted,
+        per_family=per_family,
+        achieved=achieved,
+        shortfalls=tuple(shortfalls),
+        near_duplicate_threshold=threshold,
+    )
+    group_of = {m: g.id for g in groups for m in g.members}
+    entries = {
+        t.task.id: ManifestTask(
+            family=t.task.family,
+            config=t.config,
+            split="test" if t.task.id in held else "train",
+            group=group_of[t.task.id],
+            content_hash=t.content_hash,
+        )
+        for t in kept
+    }
+    versions = _with_teacher(versions or DatasetVersions(), kept)
+    manifest = DatasetManifest(
+        revision="",
+        tasks=entries,
+        counts=_counts(entries),
+        split=definition,
+        yields=_yields(report, kept, duplicates),
+        duplicates=tuple(duplicates),
+        versions=versions,
+    )
+    manifest = _write(dataset, kept, manifest, revision)
+    return SplitSummary(
+        dataset=str(dataset),
+        revision=manifest.revision,
+        counts=manifest.counts,
+        yields=manifest.yields,
+        duplicates=duplicates,
+        shortfalls=shortfalls,
+        problems=report.problems,
+    )
+
+
+def _with_teacher(versions: DatasetVersions, kept: Sequence[LoadedTask]) -> DatasetVersions:
+    if versions.teacher != "unknown":
+        return versions
+    teachers = sorted(
+        {
+            str(t.task.validation.evidence["teacher"])
+            for t in kept
+            if "teacher" in t.task.validation.evidence
+        }
+    )
+    return versions.model_copy(update={"teacher": ",".join(teachers) or "unknown"})
+
+
+def _counts(entries: dict[str, ManifestTask]) -> dict[str, dict[str, dict[str, int]]]:
+    counts: dict[str, dict[str, dict[str, int]]] = {}
+    for entry in entries.values():
+        per = counts.setdefault(entry.config, {s: {} for s in SPLITS})[entry.split]
+        per[entry.family] = per.get(entry.family, 0) + 1
+    return {
+        c: {s: dict(sorted(f.items())) for s, f in v.items()} for c, v in sorted(counts.items())
+    }
+
+
+def _yields(
+    report: LoadReport, kept: Sequence[LoadedTask], duplicates: Sequence[Duplicate]
+) -> dict[str, Any]:
+    kept_families: Counter[str] = Counter(t.task.family for t in kept)
+    per_family = {
+        family: {
+            "candidates": sum(statuses.values()),
+            "accepted": statuses.get("accepted", 0),
+            "kept": kept_families.get(family, 0),
+        }
+        for family, statuses in sorted(report.by_family_status.items())
+    }
+    candidates = sum(report.by_status.values())
+    return {
+        "candidates": candidates,
+        "by_status": dict(sorted((k, v) for k, v in report.by_status.items() if v)),
+        "duplicates_exact": sum(1 for d in duplicates if d.kind == "exact"),
+        "duplicates_near": sum(1 for d in duplicates if d.kind == "near"),
+        "kept": len(kept),
+        "kept_fraction": round(len(kept) / candidates, 4) if candidates else 0.0,
+        "per_family": per_family,
+    }
+
+
+def _write(
+    dataset: Path, kept: Sequence[LoadedTask], manifest: DatasetManifest, revision: str | None
+) -> DatasetManifest:
+    if dataset.exists() and not (dataset / "manifest.json").is_file() and any(dataset.iterdir()):
+        raise UsageError(f"{dataset}: exists and is not a trajforge dataset; choose another -o")
+    dataset.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dataset.name}.", dir=dataset.parent))
+    try:
+        files = _write_data(staging, kept, manifest)
+        digest = hashlib.sha256("".join(sorted(files.values())).encode()).hexdigest()
+        name = revision or f"r-{digest[:12]}"
+        manifest = manifest.model_copy(update={"files": files, "revision": name})
+        (staging / "manifest.json").write_text(dump_record(manifest) + "\n")
+        (staging / "README.md").write_text(render_card(manifest, kept, dataset.name))
+        _swap(staging, dataset)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _write_data(
+    staging: Path, kept: Sequence[LoadedTask], manifest: DatasetManifest
+) -> dict[str, str]:
+    rows: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for item in kept:
+        entry = manifest.tasks[item.task.id]
+        rows.setdefault((entry.config, entry.split), []).append(row(item, entry.group))
+    return {
+        data_path(config, split): write_parquet(staging / data_path(config, split), items)
+        for (config, split), items in sorted(rows.items())
+    }
+
+
+def _swap(staging: Path, dataset: Path) -> None:
+    if not dataset.exists():
+        staging.rename(dataset)
+        return
+    old = dataset.with_name(f".{dataset.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    dataset.rename(old)
+    staging.rename(dataset)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def render_card(manifest: DatasetManifest, kept: Sequence[LoadedTask], title: str) -> str:
+    """The dataset card (README.md) for a manifest."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("trajforge.splits", "templates"),
+        autoescape=False,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    configs = [
+        {"name": name, "splits": [s for s in SPLITS if any(per[s].values())]}
+        for name, per in manifest.counts.items()
+    ]
+    families = sorted({e.family for e in manifest.tasks.values()})
+    return env.get_template("README.md.j2").render(
+        title=title,
+        revision=manifest.revision,
+        configs=configs,
+        families=families,
+        counts=manifest.counts,
+        total=len(manifest.tasks),
+        held_out=sum(1 for e in manifest.tasks.values() if e.split == "test"),
+        split=manifest.split,
+        evidence=_evidence(kept),
+        yields=manifest.yields,
+        versions=manifest.versions,
+        limits=_limits(manifest),
+    )
+
+
+def _evidence(kept: Sequence[LoadedTask]) -> dict[str, dict[str, int]]:
+    kinds = Counter(t.task.verifier.kind for t in kept)
+    controls = Counter(c for t in kept for c in t.task.validation.controls)
+    return {
+        "verifier_kinds": dict(sorted(kinds.items())),
+        "controls": dict(sorted(controls.items())),
+    }
+
+
+def _limits(manifest: DatasetManifest) -> list[str]:
+    families = Counter(e.family for e in manifest.tasks.values())
+    limits = []
+    if families and max(families.values()) >= IMBALANCE_RATIO * min(families.values()):
+        spread = ", ".join(f"{f} {n}" for f, n in sorted(families.items()))
+        limits.append(f"Family imbalance: {spread}.")
+    for family in ("build", "extend", "repair", "qa", "data"):
+        if family not in families:
+            limits.append(f"No {family} tasks in this revision.")
+    limits.extend(f"Held-out shortfall: {s}." for s in manifest.split.shortfalls)
+    return limits

@@ -1,0 +1,39 @@
+"""changed_lines: added / modified lines of the completed workspace, by difflib."""
+
+from __future__ import annotations
+
+from tests.fixtures.scenarios import CALC_BUGGY, INVENTORY, REMOVE_ITEM, STATS
+from trajforge.oracles.changes import changed_lines
+
+
+def test_modified_line_of_the_repair() -> None:
+    fixed = CALC_BUGGY.replace("return high\n    if value >", "return low\n    if value >")
+    assert changed_lines({"calc.py": CALC_BUGGY}, {"calc.py": fixed}) == {"calc.py": {4}}
+
+
+def test_added_method_lines_only() -> None:
+    after = INVENTORY.replace("        return self.items[name]\n", REMOVE_ITEM)
+    lines = changed_lines({"inventory.py": INVENTORY}, {"inventory.py": after})
+    added = after.splitlines()
+    assert lines == {"inventory.py": set(range(8, 18))}
+    assert added[7].strip() == "" and added[8].startswith("    def remove_item")
+    assert all(n > len(INVENTORY.splitlines()) for n in lines["inventory.py"])
+
+
+def test_new_file_is_all_lines_and_deleted_or_unchanged_files_absent() -> None:
+    before = {"old.py": "x = 1\n", "same.py": "y = 2\n"}
+    after = {"same.py": "y = 2\n", "stats.py": STATS, "empty.py": ""}
+    lines = changed_lines(before, after)
+    assert lines == {"stats.py": set(range(1, len(STATS.splitlines()) + 1)), "empty.py": set()}
+
+
+def test_deleted_lines_mark_nothing_and_mixed_edits_mark_their_lines() -> None:
+    before = {"a.py": "a = 1\nb = 2\nc = 3\nd = 4\n"}
+    assert changed_lines(before, {"a.py": "a = 1\nc = 3\nd = 4\n"}) == {}
+    after = {"a.py": "a = 1\nb = 20\nc = 3\nnew = 0\nd = 4\ne = 5\n"}
+    assert changed_lines(before, after) == {"a.py": {2, 4, 6}}
+
+
+def test_line_endings_and_trailing_newline_do_not_count_as_changes() -> None:
+    before = {"a.py": "a = 1\nb = 2\n"}
+    assert changed_lines(before, {"a.py": "a = 1\r\nb = 2"}) == {}

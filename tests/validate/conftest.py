@@ -1,0 +1,74 @@
+"""Validation fixtures: the fixture sessions reconstructed once, and task subsets to validate."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from trajforge.reconstruct import pipeline
+from trajforge.records import Task, load_record
+from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.single import Context
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "sessions"
+CORPUS = Path(__file__).parents[3] / "shared" / "corpus" / "pi-mono"
+FAST = ValidateConfig(max_mutants=4)
+HARNESSES = ("pi", "opencode", "hermes", "claude-code", "codex")
+
+
+def local_context(config: ValidateConfig = FAST) -> Context:
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    problem = sandbox.available()
+    if problem:
+        pytest.skip(f"LOCAL SANDBOX UNAVAILABLE, validation tests skipped: {problem}")
+    return Context(sandbox, "local", "host", config, base_dirs=(Path.cwd(),))
+
+
+def tasks_of(out: Path) -> dict[str, Task]:
+    return {p.parent.name: load_record(Task, p) for p in sorted(out.glob("tasks/*/task.json"))}
+
+
+def pick(all_out: Path, dest: Path, ids: list[str]) -> Path:
+    """Copy the chosen task folders into a fresh OUT."""
+    for task_id in ids:
+        shutil.copytree(all_out / "tasks" / task_id, dest / "tasks" / task_id)
+    return dest
+
+
+def one_per_harness(tasks: dict[str, Task], family: str) -> list[str]:
+    chosen: dict[str, str] = {}
+    for task_id, task in sorted(tasks.items()):
+        if task.family == family and task.verifier.kind != "none":
+            chosen.setdefault(task.source.harness, task_id)
+    return [chosen[h] for h in HARNESSES if h in chosen]
+
+
+@pytest.fixture(scope="session")
+def reconstructed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("validate-all")
+    summary = pipeline.run([FIXTURES], out)
+    assert summary.written > 0
+    return out
+
+
+def read_json(path: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="session")
+def validated(reconstructed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every harness's repair, one build and one qa task, validated once with the local sandbox."""
+    from trajforge.verifiers.validate import report, run
+
+    tasks = tasks_of(reconstructed)
+    ids = one_per_harness(tasks, "repair") + one_per_harness(tasks, "build")[:1]
+    ids += one_per_harness(tasks, "qa")[:1]
+    out = pick(reconstructed, tmp_path_factory.mktemp("validated"), ids)
+    rows = run.run(out, local_context(), jobs=2)
+    assert len(rows) == len(ids)
+    report.write_reports(out, {"backend": "local", "image": "host", "config": {}})
+    return out

@@ -1,0 +1,132 @@
+"""The pure parts of validation: rules, JUnit parsing, weakened-test detection, settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajforge.errors import UsageError
+from trajforge.verifiers.validate.batch import parse_pytest
+from trajforge.verifiers.validate.config import load_config
+from trajforge.verifiers.validate.hidden import weakening
+from trajforge.verifiers.validate.junit import RunOutcome, parse_junit, runs_pytest
+from trajforge.verifiers.validate.junit import TestResult as Case
+from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell, wilson
+
+XML = """<?xml version="1.0"?><testsuites><testsuite>
+<testcase classname="test_calc" name="test_inside"/>
+<testcase classname="test_calc" name="test_below">
+<failure message="assert 10 == 0">x</failure></testcase>
+<testcase classname="test_calc" name="test_skip"><skipped message="later"/></testcase>
+</testsuite></testsuites>"""
+
+
+def _run(status: str, **outcomes: str) -> RunOutcome:
+    tests = tuple(Case(name=n, outcome=o) for n, o in outcomes.items())  # type: ignore[arg-type]
+    return RunOutcome(status=status, exit_code=0 if status == "pass" else 1, tests=tests)  # type: ignore[arg-type]
+
+
+def test_parse_junit_reads_outcomes_and_messages() -> None:
+    tests = parse_junit(XML)
+    assert tests is not None
+    assert [(t.name, t.outcome) for t in tests] == [
+        ("test_calc::test_inside", "passed"),
+        ("test_calc::test_below", "failed"),
+        ("test_calc::test_skip", "skipped"),
+    ]
+    assert tests[1].message == "assert 10 == 0"
+    assert parse_junit("") is None and parse_junit("<not xml") is None
+
+
+def test_runs_pytest_and_batchable_commands() -> None:
+    assert runs_pytest("python3 -m pytest -q") and runs_pytest("cd sub && pytest")
+    assert not runs_pytest("npm run check") and not runs_pytest("echo pytest-like")
+    cmd = parse_pytest("cd 'my dir' && python3 -m pytest -q -p no:cacheprovider")
+    assert cmd is not None and cmd.cwd == "my dir" and cmd.module_mode
+    assert cmd.args == ("-q", "-p", "no:cacheprovider")
+    assert parse_pytest("pytest -q | tee log") is None
+    assert parse_pytest("npm test") is None
+
+
+def test_wilson_interval() -> None:
+    lo, hi = wilson(9, 10)
+    assert 0.59 < lo < 0.61 and 0.98 < hi < 0.99
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert wilson(5, 5)[1] == 1.0
+
+
+def test_flaky_test_is_dropped_and_task_rejudged() -> None:
+    runs = [
+        _run("pass", a="passed", b="passed"),
+        _run("fail", a="passed", b="failed"),
+        _run("pass", a="passed", b="passed"),
+    ]
+    reasons, dropped, ok = judge_oracle(runs, missing=0)
+    assert ok and dropped == ["b"]
+    assert reasons[0].startswith("dropped flaky test b")
+    # a control failing only the dropped test is not rejected by the verifier
+    assert not _run("fail", a="passed", b="failed").rejects(dropped)
+
+
+def test_oracle_failure_reasons() -> None:
+    fails = [_run("fail", a="failed")] * 3
+    reasons, _, ok = judge_oracle(fails, missing=44)
+    assert not ok and reasons == [
+        "oracle fails: a fail(s); 44 files the session touched could not be recovered"
+    ]
+    whole = [_run("pass"), _run("error"), _run("pass")]
+    assert judge_oracle(whole, 0)[0] == ["oracle flaked 1/3"]
+
+
+def test_mutant_cells_never_count_unknown_as_kill() -> None:
+    assert mutant_cell(_run("fail", a="failed"), []) == "killed"
+    assert mutant_cell(_run("pass", a="passed"), []) == "survived"
+    timeout = RunOutcome(status="timeout", exit_code=None)
+    collection = RunOutcome(status="error", exit_code=2, detail="pytest: collection error")
+    assert mutant_cell(timeout, []) == mutant_cell(collection, []) == "unknown"
+
+
+ORIGINAL = """from stats import mean
+
+def test_mean():
+    assert mean([1, 2]) == 1.5
+    assert mean([2]) == 2
+
+def test_other():
+    assert mean([0]) == 0
+"""
+
+
+def test_weakening_detects_constant_cut_deleted_and_skipped() -> None:
+    constant = ORIGINAL.replace("assert mean([1, 2]) == 1.5", "assert True")
+    found = weakening("test_stats.py", constant, [ORIGINAL])
+    assert "test_stats.py::test_mean asserts a constant (assert True)" in found
+    assert "test_stats.py::test_mean assertions cut from 2 to 1" in found
+    deleted = ORIGINAL.split("def test_other")[0]
+    assert weakening("test_stats.py", deleted, [ORIGINAL]) == [
+        "test_stats.py::test_other was deleted"
+    ]
+    skipped = ORIGINAL.replace("def test_other", "@pytest.mark.skip\ndef test_other")
+    assert weakening("test_stats.py", skipped, [ORIGINAL]) == [
+        "test_stats.py::test_other was marked skip/xfail"
+    ]
+    stronger = ORIGINAL + "\n\ndef test_more():\n    assert mean([4]) == 4\n"
+    assert weakening("test_stats.py", stronger, [ORIGINAL]) == []
+    assert weakening("x.test.ts", "expect(true).toBe(true)", []) != []
+
+
+def test_config_layers_and_errors(tmp_path: Path) -> None:
+    toml = tmp_path / "v.toml"
+    toml.write_text("[validate]\nmax_mutants = 5\nmin_kill_rate = 0.9\n")
+    cfg = load_config(toml, ["max_mutants=7"])
+    assert (cfg.max_mutants, cfg.min_kill_rate, cfg.oracle_runs) == (7, 0.9, 3)
+    with pytest.raises(UsageError, match="unknown setting 'bogus'"):
+        load_config(None, ["bogus=1"])
+    with pytest.raises(UsageError, match=r"min_kill_rate.*less than or equal to 1"):
+        load_config(None, ["min_kill_rate=1.5"])
+    with pytest.raises(UsageError, match="expected KEY=VALUE"):
+        load_config(None, ["max_mutants"])
+    toml.write_text("max_mutants = [")
+    with pytest.raises(UsageError, match="not valid TOML"):
+        load_config(toml)

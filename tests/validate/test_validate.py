@@ -1,0 +1,111 @@
+"""`trajforge validate` on the reconstructed fixture sessions, local sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.validate.conftest import (
+    HARNESSES,
+    local_context,
+    one_per_harness,
+    pick,
+    read_json,
+    tasks_of,
+)
+from trajforge.records import Task, load_record
+from trajforge.verifiers.validate import run
+
+
+def test_every_harness_repair_is_accepted_with_controls_rejected(validated: Path) -> None:
+    repairs = [t for t in tasks_of(validated).values() if t.family == "repair"]
+    assert {t.source.harness for t in repairs} == set(HARNESSES)
+    for task in repairs:
+        v = task.validation
+        assert v.status == "accepted", (task.id, v.reasons)
+        assert v.controls["oracle"]["passed"] == v.controls["oracle"]["of"] == 3
+        for control in ("empty", "prefix", "stub"):
+            assert v.controls[control]["result"] == "fail", (task.id, control)
+        assert v.controls["prefix"]["killed_by"], "the pre-fix state fails a named test"
+        mutants = v.controls["mutants"]
+        assert mutants["total"] >= 1 and mutants["kill_rate"] >= 0.8
+        lo, hi = mutants["interval"]
+        assert 0 <= lo <= mutants["kill_rate"] <= hi <= 1
+        for item in mutants["items"]:
+            assert item["result"] in ("killed", "survived", "unknown")
+            if item["result"] == "killed":
+                assert item["killed_by"]
+        evidence = v.evidence
+        assert evidence["backend"] == "local" and len(evidence["files_sha256"]) == 64
+        assert evidence["flake_rate"] == 0.0 and evidence["timings"]["oracle_s"] > 0
+
+
+def test_build_task_gets_mined_hidden_tests(validated: Path) -> None:
+    (task_dir,) = [p for p in (validated / "tasks").iterdir() if p.name.startswith("build-")]
+    task = load_record(Task, task_dir / "task.json")
+    assert task.verifier.kind == "tests" and task.verifier.tests == ("test_stats.py",)
+    assert (task_dir / "tests" / "test_stats.py").read_text() == (
+        task_dir / "oracle" / "test_stats.py"
+    ).read_text()
+    assert not (task_dir / "workspace" / "test_stats.py").exists()
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert task.validation.controls["empty"]["result"] == "fail"
+    assert task.validation.controls["stub"]["killed_by"]
+    assert task.validation.evidence["hidden_tests"] == ["test_stats.py"]
+
+
+def test_qa_task_answer_controls(validated: Path) -> None:
+    (task,) = [t for t in tasks_of(validated).values() if t.family == "qa"]
+    v = task.validation
+    assert v.status == "accepted", v.reasons
+    assert v.controls["empty"]["result"] == "fail"
+    assert any(n.startswith("perturbed:") for n in v.controls)
+    assert v.evidence["reproduced"] and v.evidence["reproduced"][0]["reproduces"]
+
+
+def test_reports_have_funnel_and_matrix(validated: Path) -> None:
+    doc = read_json(validated / "report.json")
+    assert doc["totals"]["tasks"] == len(doc["tasks"]) == len({r["id"] for r in doc["tasks"]})
+    assert doc["funnel"]["repair"]["accepted"] == 5
+    assert doc["funnel"]["repair"]["candidates"] == 5
+    html = (validated / "report.html").read_text()
+    assert "Yield funnel" in html and "Control matrix" in html and "<script" not in html
+    assert 'class="good"' in html
+
+
+def test_revalidation_is_cached_and_a_change_invalidates(validated: Path) -> None:
+    before = {p: p.stat().st_mtime_ns for p in validated.glob("tasks/*/task.json")}
+    rows = run.run(validated, local_context())
+    assert all(r.cached for r in rows)
+    assert {p: p.stat().st_mtime_ns for p in validated.glob("tasks/*/task.json")} == before
+    repair = next(p for p in (validated / "tasks").iterdir() if p.name.startswith("repair-"))
+    oracle_file = next((repair / "oracle").glob("*.py"))
+    oracle_file.write_text(oracle_file.read_text() + "\n# changed\n")
+    again = {r.id: r for r in run.run(validated, local_context())}
+    assert not again[repair.name].cached
+    assert sum(1 for r in again.values() if not r.cached) == 1
+
+
+def test_weakened_test_is_never_a_verifier(tmp_path: Path) -> None:
+    from tests.validate.sessions import weakened_pi_build
+    from trajforge.reconstruct import pipeline
+
+    session = weakened_pi_build(tmp_path / "build.jsonl")
+    out = tmp_path / "out"
+    pipeline.run([session], out)
+    run.run(out, local_context())
+    (task,) = [t for t in tasks_of(out).values() if t.family == "build"]
+    v = task.validation
+    assert v.status == "rejected"
+    assert any("weakened test" in r and "assert True" in r for r in v.reasons), v.reasons
+    assert any("test_mean" in r for r in v.reasons), v.reasons
+
+
+def test_broken_task_does_not_stop_the_others(reconstructed: Path, tmp_path: Path) -> None:
+    tasks = tasks_of(reconstructed)
+    out = pick(reconstructed, tmp_path, one_per_harness(tasks, "qa")[:2])
+    broken = out / "tasks" / "repair-0000000000000000"
+    broken.mkdir()
+    (broken / "task.json").write_text('{"id": 3}')
+    rows = {r.id: r for r in run.run(out, local_context())}
+    assert rows[broken.name].status == "error" and "task.json" in rows[broken.name].reasons[0]
+    assert sum(1 for r in rows.values() if r.status == "accepted") == 2

@@ -1,0 +1,144 @@
+"""``trajforge validate OUT`` (the control matrix) and ``trajforge verify TASK_DIR``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json
+from trajforge.errors import UsageError
+from trajforge.protocols import Sandbox
+from trajforge.records import Task, load_record
+from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.validate import report, run
+from trajforge.verifiers.validate.config import ValidateConfig, load_config
+from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.verify import verify_answer, verify_files
+
+
+def _sandbox(backend: str) -> Sandbox:
+    sandbox: Sandbox = create(SANDBOXES, backend, "sandbox")
+    problem = sandbox.available()
+    if problem:
+        raise UsageError(f"sandbox {backend} is not usable here: {problem}")
+    return sandbox
+
+
+def _teacher(teacher: str) -> None:
+    if teacher == "mined":
+        return
+    if teacher.startswith("openai:"):
+        raise UsageError(
+            f"--teacher {teacher}: the openai teacher is not implemented yet; "
+            "use --teacher mined (the default)"
+        )
+    raise UsageError(f"--teacher {teacher!r}: expected mined or openai:MODEL")
+
+
+def context(backend: str, cfg: ValidateConfig, out_dir: Path) -> Context:
+    """Shared context for the stage: sandbox, backend, image, settings."""
+    sandbox = _sandbox(backend)
+    image = str(getattr(sandbox, "image", "host"))
+    return Context(sandbox, backend, image, cfg, base_dirs=(out_dir.resolve().parent,))
+
+
+def validate(
+    out_dir: Path = typer.Argument(..., help="Output folder of `trajforge reconstruct` (OUT)."),
+    backend: str = typer.Option("local", "--sandbox", help="Sandbox backend: local or docker."),
+    teacher: str = typer.Option("mined", "--teacher", help="Hidden tests: mined (offline)."),
+    jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Tasks validated in parallel."),
+    config: Path | None = typer.Option(None, "--config", help="TOML file of settings."),
+    overrides: list[str] = typer.Option([], "--set", help="Setting override KEY=VALUE."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Run every candidate's control matrix; write evidence into task.json and OUT/report.*."""
+    _teacher(teacher)
+    cfg = load_config(config, overrides)
+    if not (out_dir / "tasks").is_dir():
+        raise UsageError(
+            f"{out_dir}: no tasks/ folder; run `trajforge reconstruct ... -o {out_dir}`"
+        )
+    ctx = context(backend, cfg, out_dir)
+    total = len(run.task_dirs(out_dir))
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
+        job = bar.add_task("validate", total=total)
+        rows = run.run(out_dir, ctx, jobs, on_done=lambda _row: bar.advance(job))
+    meta = {"backend": backend, "image": ctx.image, "config": cfg.model_dump(mode="json")}
+    doc = report.write_reports(out_dir, meta)
+    doc["run"] = {
+        "validated": sum(1 for r in rows if not r.cached),
+        "cached": sum(1 for r in rows if r.cached),
+    }
+    if as_json:
+        print_json(doc)
+    else:
+        _print(doc, out_dir)
+    raise typer.Exit(EXIT_PARTIAL if any(r.status == "error" for r in rows) else 0)
+
+
+def _print(doc: dict[str, Any], out_dir: Path) -> None:
+    table = Table(title="validation: yield per family")
+    for column in ("family", *report.STAGES):
+        table.add_column(column.replace("_", " "))
+    for family, counts in doc["funnel"].items():
+        table.add_row(family, *(str(counts[s]) for s in report.STAGES))
+    out.print(table)
+    totals, ran = doc["totals"], doc["run"]
+    out.print(
+        f"{totals['tasks']} tasks: {totals['accepted']} accepted, {totals['rejected']} "
+        f"rejected, {totals['error']} error, {totals['timeout']} timeout "
+        f"({ran['validated']} validated now, {ran['cached']} unchanged and cached)"
+    )
+    for row in doc["tasks"]:
+        if row["status"] in ("error", "timeout"):
+            out.print(f"[red]{row['status']}[/red] {row['id']}: {'; '.join(row['reasons'])}")
+    out.print(f"report: {out_dir / 'report.html'} and {out_dir / 'report.json'}")
+
+
+def verify(
+    task_dir: Path = typer.Argument(..., help="A task folder (OUT/tasks/<id>)."),
+    files: Path | None = typer.Option(
+        None, "--files", help="Solution files laid over the workspace."
+    ),
+    answer: str | None = typer.Option(None, "--answer", help="Answer text (qa tasks)."),
+    backend: str = typer.Option("local", "--sandbox", help="Sandbox backend: local or docker."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """Score one candidate solution against a task: reward and per-test results."""
+    if (files is None) == (answer is None):
+        raise UsageError("give exactly one of --files DIR or --answer TEXT")
+    task = load_record(Task, task_dir / "task.json")
+    if task.validation.status != "accepted":
+        err.print(
+            f"[yellow]warning:[/yellow] task {task.id} is {task.validation.status}, "
+            "not accepted: its verifier is not proven"
+        )
+    if answer is not None:
+        result = verify_answer(task, answer)
+    else:
+        assert files is not None
+        result = verify_files(task_dir, task, files, _sandbox(backend))
+    result["task"] = task.id
+    if as_json:
+        print_json(result)
+        return
+    out.print(f"reward {result['reward']:.2f} ({'passed' if result['passed'] else 'failed'})")
+    for test in result["tests"]:
+        mark = "[green]✓[/green]" if test["outcome"] == "passed" else "[red]✗[/red]"
+        message = test.get("message", "") if test["outcome"] != "passed" else ""
+        out.print(f"  {mark} {test['name']} {message}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("validate")(validate)
+    app.command("verify")(verify)

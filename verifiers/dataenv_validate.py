@@ -1,0 +1,284 @@
+"""Validate data-analysis tasks: re-execute every stored polars query in the sandbox.
+
+For each ``family == "data"`` task under ``OUT/tasks``: run ``oracle/query.py`` (and the
+perturbed queries beside it) in the task's workspace inside the sandbox; the oracle's output
+must pass :func:`~trajforge.verifiers.answer.check_answer` against ``task.answer``; the
+controls must fail it: the empty answer, near-miss answers (:func:`perturbed_answers`) and
+the outputs of the perturbed queries. The outcome is written into each ``task.json``.
+
+Speed: one sandbox session serves every task. Tasks run in batches: a batch folder holds one
+sub-folder per task (its workspace files and oracle scripts) and a small runner that executes
+each script with ``runpy`` in its own folder, so one Python start (and one polars import)
+serves a whole batch. Tasks a failed batch left without results run again one at a time.
+The local sandbox uses the host interpreter read-only, so polars is there; the docker image
+has no polars (``docs/qa.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from trajforge.errors import RecordError, SandboxError, UsageError
+from trajforge.protocols import Limits, SandboxSession
+from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.answer import check_answer, perturbed_answers
+from trajforge.verifiers.dataenv_runner import RUNNER
+
+log = logging.getLogger(__name__)
+
+BATCH = 50
+PER_QUERY_S = 20
+Results = dict[str, dict[str, dict[str, Any]]]
+"""task id → script name → {stdout, error, seconds}."""
+
+
+class TaskOutcome(BaseModel):
+    """Validation outcome of one task."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """Task id (folder name)."""
+    status: str
+    """accepted, rejected, error or timeout."""
+    reasons: tuple[str, ...]
+    """Why."""
+
+
+class DataValidation(BaseModel):
+    """What ``validate_tasks`` did."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = 1
+    """Version of this summary's schema."""
+    out: str
+    """The task output folder."""
+    backend: str
+    """Sandbox backend the queries ran in."""
+    counts: dict[str, int]
+    """Tasks per status."""
+    seconds: float
+    """Wall time of the whole validation."""
+    tasks: tuple[TaskOutcome, ...]
+    """Per-task outcomes, sorted by id."""
+
+
+def task_dirs(out: Path) -> list[Path]:
+    """Task folders of ``out`` holding a ``task.json`` (sorted)."""
+    tasks = out / "tasks"
+    if not tasks.is_dir():
+        raise UsageError(f"{out}: no tasks/ folder (run `trajforge dataenv build` first)")
+    return sorted(p for p in tasks.iterdir() if (p / "task.json").is_file())
+
+
+def validate_tasks(
+    out: Path,
+    *,
+    backend: str = "local",
+    seed: int = 0,
+    on_task: Callable[[], None] | None = None,
+) -> DataValidation:
+    """Validate every data task under ``out`` and write the outcome into its task.json."""
+    start = time.perf_counter()
+    loaded, outcomes = _load(task_dirs(out))
+    sandbox = create(SANDBOXES, backend, "sandbox backend")
+    reason = sandbox.available()
+    if reason is not None:
+        raise SandboxError(f"sandbox backend {backend!r} is not available: {reason}")
+    with tempfile.TemporaryDirectory(prefix="trajforge-dataval-") as tmp:
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        with sandbox.session(empty, Limits(timeout_s=600, cpu_s=600)) as session:
+            _need_polars(session, backend)
+            for batch_start in range(0, len(loaded), BATCH):
+                batch = loaded[batch_start : batch_start + BATCH]
+                results = run_batch(session, batch, Path(tmp) / f"b{batch_start}")
+                for folder, task in batch:
+                    verdict = judge(task, results.get(task.id, {}), backend, seed)
+                    write_validation(folder, task, verdict)
+                    outcomes.append(
+                        TaskOutcome(id=task.id, status=verdict.status, reasons=verdict.reasons)
+                    )
+                    if on_task is not None:
+                        on_task()
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+    return DataValidation(
+        out=str(out),
+        backend=backend,
+        counts=counts,
+        seconds=round(time.perf_counter() - start, 3),
+        tasks=tuple(sorted(outcomes, key=lambda o: o.id)),
+    )
+
+
+def _need_polars(session: SandboxSession, backend: str) -> None:
+    probe = session.run(["python3", "-c", "import polars"], timeout=60)
+    if probe.exit_code != 0:
+        detail = probe.stderr.strip().splitlines()[-1:] or [f"exit {probe.exit_code}"]
+        raise SandboxError(
+            f"the {backend} sandbox cannot import polars ({detail[0]}); data-task oracles "
+            "need it: use --sandbox local (the host interpreter, read-only)"
+        )
+
+
+def _load(folders: list[Path]) -> tuple[list[tuple[Path, Task]], list[TaskOutcome]]:
+    loaded, broken = [], []
+    for folder in folders:
+        try:
+            task = load_record(Task, folder / "task.json")
+        except RecordError as exc:
+            broken.append(TaskOutcome(id=folder.name, status="error", reasons=(str(exc),)))
+            continue
+        if task.family == "data":
+            loaded.append((folder, task))
+    return loaded, broken
+
+
+def run_batch(session: SandboxSession, batch: list[tuple[Path, Task]], root: Path) -> Results:
+    """Run the oracle scripts of ``batch`` in one sandbox run; rerun stragglers one by one."""
+    results = _run_staged(session, batch, root)
+    for folder, task in batch:
+        if task.id not in results and len(batch) > 1:
+            log.info("rerunning %s on its own", task.id)
+            results.update(
+                _run_staged(session, [(folder, task)], root.with_name(root.name + task.id))
+            )
+    return results
+
+
+def _run_staged(session: SandboxSession, batch: list[tuple[Path, Task]], root: Path) -> Results:
+    root.mkdir(parents=True)
+    for folder, task in batch:
+        _stage(folder, task, root / task.id)
+    (root / "_runner.py").write_text(RUNNER)
+    session.reset(root)
+    run = session.run(
+        ["python3", "_runner.py", str(PER_QUERY_S)],
+        timeout=30 + PER_QUERY_S * 3 * len(batch),
+        env={"POLARS_MAX_THREADS": "1"},
+    )
+    results: Results = {}
+    for line in run.stdout.splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(row, dict) and {"task", "script"} <= row.keys():
+            results.setdefault(str(row["task"]), {})[str(row["script"])] = row
+    if run.exit_code != 0:
+        log.warning("batch run ended with %s: %s", run.exit_code, run.stderr[-500:])
+    shutil.rmtree(root, ignore_errors=True)
+    return results
+
+
+def _stage(folder: Path, task: Task, dest: Path) -> None:
+    """The task's workspace with its oracle scripts laid over it (hard links where possible)."""
+    dest.mkdir()
+    sources = [folder / task.workspace]
+    if task.oracle:
+        sources.append(folder / task.oracle)
+    for source in sources:
+        if not source.is_dir():
+            continue
+        for path in source.iterdir():
+            if path.is_file() and not path.is_symlink():
+                try:
+                    os.link(path, dest / path.name)
+                except OSError:
+                    shutil.copyfile(path, dest / path.name)
+
+
+def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -> Validation:
+    """The validation of one task from its scripts' outputs."""
+    answer = task.answer or ""
+    controls: dict[str, Any] = {}
+    rejected: list[str] = []
+    oracle = ran.get("query.py")
+    if oracle is None:
+        return Validation(status="error", reasons=("the oracle query produced no result",))
+    if oracle.get("error"):
+        return Validation(
+            status="rejected",
+            reasons=(f"oracle query failed: {oracle['error']}",),
+            evidence=_evidence(ran, backend),
+        )
+    check = check_answer(answer, str(oracle.get("stdout", "")))
+    controls["oracle"] = check.model_dump()
+    if not check.passed:
+        rejected.append(f"oracle output does not reproduce the answer: {check.reason}")
+    empty = check_answer(answer, "")
+    controls["empty"] = empty.model_dump()
+    if empty.passed:
+        rejected.append("the checker accepts an empty answer")
+    near = [check_answer(answer, wrong) for wrong in perturbed_answers(answer, seed)]
+    controls["perturbed_answers"] = [c.model_dump() for c in near]
+    rejected += [f"the checker accepts the near miss {c.given!r}" for c in near if c.passed]
+    rejected += _perturbed_queries(answer, ran, controls)
+    if rejected:
+        return Validation(
+            status="rejected",
+            reasons=tuple(rejected),
+            controls=controls,
+            evidence=_evidence(ran, backend),
+        )
+    reasons = (
+        f"oracle query reproduces the answer: {check.reason}",
+        "empty answer rejected",
+        f"{len(near)} near-miss answers rejected",
+        f"{len(controls['perturbed_queries'])} perturbed queries give rejected answers",
+    )
+    return Validation(
+        status="accepted", reasons=reasons, controls=controls, evidence=_evidence(ran, backend)
+    )
+
+
+def _perturbed_queries(
+    answer: str, ran: dict[str, dict[str, Any]], controls: dict[str, Any]
+) -> list[str]:
+    names = sorted(n for n in ran if n.startswith("perturbed_"))
+    controls["perturbed_queries"] = {}
+    if not names:
+        return ["no perturbed-query control (oracle/perturbed_*.py)"]
+    problems = []
+    for name in names:
+        row = ran[name]
+        if row.get("error"):
+            controls["perturbed_queries"][name] = {"error": row["error"]}
+            problems.append(f"perturbed query {name} failed: {row['error']}")
+            continue
+        check = check_answer(answer, str(row.get("stdout", "")))
+        controls["perturbed_queries"][name] = check.model_dump()
+        if check.passed:
+            problems.append(f"perturbed query {name} gives an accepted answer: {check.reason}")
+    return problems
+
+
+def _evidence(ran: dict[str, dict[str, Any]], backend: str) -> dict[str, Any]:
+    oracle = ran.get("query.py", {})
+    return {
+        "backend": backend,
+        "oracle_stdout": str(oracle.get("stdout", ""))[:2000],
+        "seconds": {name: row.get("seconds") for name, row in sorted(ran.items())},
+    }
+
+
+def write_validation(folder: Path, task: Task, validation: Validation) -> None:
+    """Replace ``task.json`` atomically with the validation filled in."""
+    updated = task.model_copy(update={"validation": validation})
+    staging = folder / ".task.json.tmp"
+    staging.write_text(dump_record(updated) + "\n")
+    os.replace(staging, folder / "task.json")

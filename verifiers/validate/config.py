@@ -1,0 +1,86 @@
+"""Validation settings: defaults → optional TOML file → ``--set key=value`` overrides."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from trajforge.errors import UsageError
+
+
+class ValidateConfig(BaseModel):
+    """Acceptance rules and budgets of ``trajforge validate`` (part of every cache key)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    oracle_runs: int = Field(default=3, ge=1, le=20)
+    """Oracle runs that must all pass (pinned seed and TZ in every run)."""
+    min_kill_rate: float = Field(default=0.8, ge=0.0, le=1.0)
+    """Smallest accepted share of decided mutants that some test kills."""
+    max_mutants: int = Field(default=20, ge=0, le=500)
+    """Most injected faults run per task (0 turns the fault control off)."""
+    seed: int = 0
+    """Seed for mutant selection and answer perturbation."""
+    timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    """Wall-clock limit of one sandboxed run."""
+    mutant_timeout_s: float = Field(default=20.0, gt=0, le=3600)
+    """Wall-clock limit of one mutant's test run (a timeout is 'unknown', never a kill)."""
+    require_mutants: bool = False
+    """Reject tasks where no mutant could be generated or decided (kill rate not measurable)."""
+    wilson_z: float = Field(default=1.96, gt=0, le=5)
+    """z of the Wilson interval recorded beside the kill rate (1.96: 95 %)."""
+    batch_mutants: bool = True
+    """Run pytest mutants in one forking runner inside the sandbox (pytest imported once)."""
+
+
+def _coerce(raw: str) -> Any:
+    """``--set`` values: TOML scalars (``3``, ``0.9``, ``true``), else the string itself."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _explain(exc: ValidationError, origin: str) -> str:
+    first = exc.errors()[0]
+    field = ".".join(str(p) for p in first["loc"]) or "(root)"
+    if first["type"] == "extra_forbidden":
+        known = ", ".join(sorted(ValidateConfig.model_fields))
+        return f"{origin}: unknown setting {field!r}; known settings: {known}"
+    return (
+        f"{origin}: setting {field!r}: {first['msg']} (got {first.get('input')!r}); "
+        f"fix the value or drop it to use the default "
+        f"{ValidateConfig.model_fields[field].default!r}"
+    )
+
+
+def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> ValidateConfig:
+    """Defaults, then ``path`` (TOML; a ``[validate]`` table or top-level keys), then overrides."""
+    data: dict[str, Any] = {}
+    origin = "defaults"
+    if path is not None:
+        origin = str(path)
+        try:
+            parsed = tomllib.loads(path.read_text())
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read the config file: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: not valid TOML: {exc}") from None
+        table = parsed.get("validate", parsed)
+        if not isinstance(table, dict):
+            raise UsageError(f"{path}: [validate] must be a table of settings")
+        data.update(table)
+    for item in overrides:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {item!r}: expected KEY=VALUE, e.g. --set max_mutants=10")
+        data[key.strip()] = _coerce(raw.strip())
+        origin = f"{origin} + --set" if "--set" not in origin else origin
+    try:
+        return ValidateConfig.model_validate(data)
+    except ValidationError as exc:
+        raise UsageError(_explain(exc, origin)) from None

@@ -1,0 +1,198 @@
+"""Run one task's control matrix in one sandbox session.
+
+Each control's files are materialised into a scratch folder and swapped into the live sandbox
+with ``reset``; every run gets pinned TZ / seeds from the sandbox and JUnit XML through
+``PYTEST_ADDOPTS`` when the check runs pytest. The oracle runs first; when it does not pass,
+nothing else runs.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trajforge.oracles.changes import changed_lines
+from trajforge.oracles.mutate import Mutant, mutants
+from trajforge.oracles.stub import stub_files
+from trajforge.protocols import Limits, Sandbox, SandboxSession
+from trajforge.reconstruct.families import is_test_file
+from trajforge.records import Task
+from trajforge.verifiers.validate import batch
+from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.files import layered, read_tree, write_tree
+from trajforge.verifiers.validate.junit import (
+    JUNIT_PATH,
+    RunOutcome,
+    judge,
+    pytest_env,
+    runs_pytest,
+)
+from trajforge.verifiers.validate.rules import judge_oracle
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TaskFiles:
+    """A task's file sets, read from its folder."""
+
+    task: Task
+    workspace: dict[str, str]
+    oracle: dict[str, str]
+    hidden: dict[str, str]
+    probes: list[dict[str, str]]
+
+    def is_test(self, path: str) -> bool:
+        """Test files are never stubbed or mutated."""
+        return path in self.hidden or is_test_file(path)
+
+
+@dataclass
+class MatrixResult:
+    """Raw results of every control run for one task."""
+
+    oracle_runs: list[RunOutcome] = field(default_factory=list)
+    controls: dict[str, RunOutcome] = field(default_factory=dict)
+    mutants: list[tuple[Mutant, RunOutcome | None]] = field(default_factory=list)
+    shell: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    batched: bool = False
+    oracle_ok: bool = False
+
+
+class Runner:
+    """One live sandbox session running the task's check on successive file sets."""
+
+    def __init__(self, box: SandboxSession, command: str, scratch: Path) -> None:
+        self.box = box
+        self.command = command
+        self.scratch = scratch
+        self.pytest = runs_pytest(command)
+
+    def reset(self, files: dict[str, str]) -> None:
+        """Make ``files`` the sandbox workspace."""
+        self.box.reset(write_tree(self.scratch / "ws", files))
+
+    def run(self, files: dict[str, str], timeout: float, opts: Sequence[str] = ()) -> RunOutcome:
+        """Run the check on ``files`` and judge it from its JUnit XML and exit code."""
+        self.reset(files)
+        env = pytest_env(opts) if self.pytest else None
+        result = self.box.run(self.command, timeout=timeout, env=env)
+        xml = None
+        if self.pytest and not result.timed_out:
+            fetched = self.box.run(["cat", JUNIT_PATH], timeout=30)
+            xml = fetched.stdout if fetched.exit_code == 0 else None
+        return judge(result, self.command, xml)
+
+
+def replay_shell(
+    runner: Runner, files: TaskFiles, timeout: float
+) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """Re-run the episode's file-changing shell commands on the oracle; the files they leave."""
+    report = files.task.files
+    if not report.shell_modified or not report.shell_commands:
+        return files.oracle, []
+    runner.reset(files.oracle)
+    done = []
+    for command in report.shell_commands:
+        result = runner.box.run(command, timeout=timeout)
+        done.append({"command": command, "exit_code": result.exit_code, "wall_s": result.wall_s})
+    out = runner.scratch / "shell-oracle"
+    if out.exists():
+        shutil.rmtree(out)
+    runner.box.copy_out(out)
+    return read_tree(out), done
+
+
+def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The controls the verifier must reject, by name."""
+    hidden = files.hidden
+    controls = {"empty": dict(hidden)}
+    if files.task.family == "repair":
+        controls["prefix"] = layered(files.workspace, hidden)
+    elif files.workspace:
+        controls["start"] = layered(files.workspace, hidden)
+    stubbed = stub_files(oracle, skip=files.is_test)
+    if stubbed != oracle:
+        controls["stub"] = layered(oracle, stubbed, hidden)
+    for n, probe in enumerate(files.probes):
+        controls[f"probe:{n}"] = layered(probe, hidden)
+    return controls
+
+
+def _oracle_runs(
+    runner: Runner,
+    full: dict[str, str],
+    files: TaskFiles,
+    cfg: ValidateConfig,
+    result: MatrixResult,
+) -> None:
+    missing = len(files.task.files.missing)
+    for n in range(cfg.oracle_runs):
+        run = runner.run(full, cfg.timeout_s)
+        result.oracle_runs.append(run)
+        if n == 0 and run.rejects() and (missing or run.status in ("error", "timeout")):
+            break  # deterministic or hopeless failure: no point in repeating it
+    _, _, result.oracle_ok = judge_oracle(result.oracle_runs, missing)
+
+
+def _run_mutants(
+    runner: Runner,
+    oracle: dict[str, str],
+    files: TaskFiles,
+    cfg: ValidateConfig,
+    result: MatrixResult,
+) -> None:
+    lines = {
+        p: ls for p, ls in changed_lines(files.workspace, oracle).items() if not files.is_test(p)
+    }
+    found = mutants(oracle, lines, seed=cfg.seed, limit=cfg.max_mutants, skip=files.is_test)
+    if not found:
+        return
+    full = layered(oracle, files.hidden)
+    command = batch.parse_pytest(runner.command) if cfg.batch_mutants else None
+    outcomes = None
+    if command is not None:
+        outcomes = batch.run_batched(
+            runner.box, runner.reset, full, command, found, cfg.mutant_timeout_s
+        )
+        if outcomes is None:
+            result.notes.append("batched mutant runner failed; mutants ran one by one")
+    result.batched = outcomes is not None
+    for mutant in found:
+        if outcomes is not None:
+            result.mutants.append((mutant, outcomes.get(mutant.id)))
+            continue
+        mutated = layered(full, {mutant.path: mutant.content})
+        result.mutants.append((mutant, runner.run(mutated, cfg.mutant_timeout_s, ["-x"])))
+
+
+def run_matrix(
+    sandbox: Sandbox, files: TaskFiles, command: str, cfg: ValidateConfig, scratch: Path
+) -> MatrixResult:
+    """Every control of one task, in one sandbox session."""
+    result = MatrixResult()
+    clock = time.monotonic()
+    first = write_tree(scratch / "ws", layered(files.oracle, files.hidden))
+    with sandbox.session(first, Limits(timeout_s=cfg.timeout_s)) as box:
+        runner = Runner(box, command, scratch)
+        oracle, result.shell = replay_shell(runner, files, cfg.timeout_s)
+        _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)
+        result.timings["oracle_s"] = round(time.monotonic() - clock, 3)
+        if not result.oracle_ok:
+            return result
+        clock = time.monotonic()
+        for name, control in _must_fail(files, oracle).items():
+            result.controls[name] = runner.run(control, cfg.timeout_s)
+        result.timings["controls_s"] = round(time.monotonic() - clock, 3)
+        clock = time.monotonic()
+        if cfg.max_mutants:
+            _run_mutants(runner, oracle, files, cfg, result)
+        result.timings["mutants_s"] = round(time.monotonic() - clock, 3)
+    return result

@@ -1,0 +1,84 @@
+"""qa tasks: the answer checker against the answer, an empty answer, perturbed answers and the
+session's earlier answers; and, when a shell command printed the answer, its re-run in the
+sandbox on the starting workspace must print it again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trajforge.protocols import Limits, Sandbox
+from trajforge.records import Task
+from trajforge.verifiers.answer import check_answer, extract_answer, perturbed_answers, reproduces
+from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.history import Episode
+
+MAX_PROBES = 5
+PREVIEW = 80
+
+
+def _cell(expected: str, given: str, expect: str) -> dict[str, Any]:
+    check = check_answer(expected, given)
+    result = "pass" if check.passed else "fail"
+    return {"expect": expect, "result": result, "given": given[:PREVIEW], "reason": check.reason}
+
+
+def answer_controls(expected: str, episode: Episode | None, seed: int) -> dict[str, dict[str, Any]]:
+    """Checker verdicts on the oracle answer and on every wrong answer."""
+    controls = {"oracle": _cell(expected, expected, "pass"), "empty": _cell(expected, "", "fail")}
+    for n, wrong in enumerate(perturbed_answers(expected, seed)):
+        controls[f"perturbed:{n}"] = _cell(expected, wrong, "fail")
+    if episode is not None:
+        earlier = [extract_answer(t) for t in episode.assistant_texts()[:-1]]
+        wrong_ones = [a for a in dict.fromkeys(earlier) if a and a != expected][:MAX_PROBES]
+        for n, answer in enumerate(wrong_ones):
+            cell = _cell(expected, answer, "fail")
+            if cell["result"] == "fail":  # an earlier answer the checker accepts was right then
+                controls[f"probe:{n}"] = cell
+    return controls
+
+
+def reproduce(
+    sandbox: Sandbox, workspace: Path, expected: str, episode: Episode | None, cfg: ValidateConfig
+) -> list[dict[str, Any]]:
+    """Re-run every recorded shell command whose output carried the answer."""
+    if episode is None:
+        return []
+    commands = [c for c, output in episode.shell_outputs() if reproduces(expected, output)]
+    if not commands:
+        return []
+    rows = []
+    with sandbox.session(workspace, Limits(timeout_s=cfg.timeout_s)) as box:
+        for command in dict.fromkeys(commands):
+            box.reset(workspace)
+            run = box.run(command, timeout=cfg.timeout_s)
+            ok = run.exit_code == 0 and reproduces(expected, run.stdout)
+            rows.append(
+                {
+                    "command": command,
+                    "exit_code": run.exit_code,
+                    "reproduces": ok,
+                    "output": run.stdout[-PREVIEW:],
+                    "wall_s": run.wall_s,
+                }
+            )
+    return rows
+
+
+def judge_qa(
+    task: Task, controls: dict[str, dict[str, Any]], rerun: list[dict[str, Any]]
+) -> list[str]:
+    """Rejection reasons (empty: accepted)."""
+    reasons = []
+    for name, cell in controls.items():
+        if cell["result"] != cell["expect"]:
+            verb = "rejects" if cell["expect"] == "pass" else "accepts"
+            reasons.append(f"answer checker {verb} {name} answer {cell['given']!r}")
+    if rerun and not any(r["reproduces"] for r in rerun):
+        reasons.append(f"answer not reproduced: `{rerun[0]['command']}` no longer prints it")
+    return reasons
+
+
+def expected_answer(task: Task) -> str:
+    """The answer extracted from the final assistant message ('' when there is none)."""
+    return extract_answer(task.answer or "").strip()

@@ -1,0 +1,170 @@
+"""The validate stage: every task folder under ``OUT/tasks``, in parallel, cached, resumable.
+
+Each finished task's ``task.json`` is rewritten atomically with its validation, so an
+interrupted run loses at most the tasks in flight; a re-run skips every task whose cache key
+(task files + settings + backend) matches its stored evidence. One broken task never stops
+the others: it ends with status ``error`` and the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from trajforge.errors import RecordError, SandboxError
+from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
+from trajforge.verifiers.validate.single import Context, finish, judge_task, key_of, prepare
+
+log = logging.getLogger(__name__)
+CACHEABLE = ("accepted", "rejected")
+
+
+class TaskRow(BaseModel):
+    """One task's line in the summary."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """Task id (the folder name when task.json is unreadable)."""
+    family: str
+    """Task family ('?' when unreadable)."""
+    harness: str
+    """Harness of the source session."""
+    status: str
+    """accepted / rejected / error / timeout."""
+    reasons: tuple[str, ...]
+    """Why."""
+    cached: bool = False
+    """The stored validation was still valid; nothing ran."""
+    wall_s: float = 0.0
+    """Time spent on this task in this run."""
+
+
+def task_dirs(out: Path) -> list[Path]:
+    """Task folders under ``OUT/tasks`` (staging folders excluded), sorted by id."""
+    root = out / "tasks"
+    if not root.is_dir():
+        return []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def clean_leftovers(out: Path) -> int:
+    """Remove temporary files an interrupted run left in task folders; returns how many."""
+    count = 0
+    for task_dir in task_dirs(out):
+        for tmp in [*task_dir.glob(f".{TASK_FILE}.*.tmp"), *task_dir.glob(".tests.staging")]:
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            count += 1
+    return count
+
+
+def _row(task: Task, cached: bool, wall: float) -> TaskRow:
+    v = task.validation
+    return TaskRow(
+        id=task.id,
+        family=task.family,
+        harness=task.source.harness,
+        status=v.status,
+        reasons=v.reasons,
+        cached=cached,
+        wall_s=round(wall, 3),
+    )
+
+
+def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
+    """Validate one task folder and write its task.json; never raises for a bad task."""
+    started = time.monotonic()
+    try:
+        task = load_record(Task, task_dir / TASK_FILE)
+    except RecordError as exc:
+        return TaskRow(
+            id=task_dir.name, family="?", harness="?", status="error", reasons=(str(exc),)
+        )
+    key = files_hash = ""
+    try:
+        task, hidden = prepare(task_dir, task)
+        key, files_hash = key_of(task_dir, task, ctx)
+        stored = task.validation
+        if stored.status in CACHEABLE and stored.evidence.get("cache_key") == key:
+            return _row(task, True, time.monotonic() - started)
+        validation = judge_task(task_dir, task, hidden, ctx)
+    except SandboxError as exc:
+        validation = Validation(status="error", reasons=(f"sandbox: {exc}",))
+    except Exception as exc:  # one broken task never stops the others; its error is recorded
+        log.warning("task %s failed", task_dir.name, exc_info=True)
+        validation = Validation(status="error", reasons=(f"{type(exc).__name__}: {exc}",))
+    validation = finish(validation, task, key, files_hash, ctx, started)
+    task = task.model_copy(update={"validation": validation})
+    write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
+    return _row(task, False, time.monotonic() - started)
+
+
+def run(
+    out: Path, ctx: Context, jobs: int = 1, on_done: Callable[[TaskRow], None] | None = None
+) -> list[TaskRow]:
+    """Validate every task under ``out``; rows in task-id order."""
+    clean_leftovers(out)
+    dirs = task_dirs(out)
+    data = [d for d in dirs if _is_data(d)]
+    rows: dict[str, TaskRow] = {}
+    for row in _iterate([d for d in dirs if d not in data], ctx, max(1, jobs)):
+        rows[row.id] = row
+        if on_done is not None:
+            on_done(row)
+    for row in _validate_data(out, data, ctx):
+        rows[row.id] = row
+        if on_done is not None:
+            on_done(row)
+    return [rows[k] for k in sorted(rows)]
+
+
+def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
+    """Data-analysis tasks: their stored polars queries re-executed in one batch, cached by the
+    same content key as every other task (a changed file re-validates the batch)."""
+    if not data:
+        return []
+    loaded = [(d, load_record(Task, d / TASK_FILE)) for d in data]
+    keys = {d: key_of(d, task, ctx)[0] for d, task in loaded}
+    cached = all(
+        t.validation.status in CACHEABLE and t.validation.evidence.get("cache_key") == keys[d]
+        for d, t in loaded
+    )
+    if not cached:
+        from trajforge.verifiers.dataenv_validate import validate_tasks
+
+        validate_tasks(out, backend=ctx.backend, seed=ctx.config.seed)
+        for task_dir in data:
+            task = load_record(Task, task_dir / TASK_FILE)
+            evidence = {**task.validation.evidence, "cache_key": keys[task_dir]}
+            validation = task.validation.model_copy(update={"evidence": evidence})
+            task = task.model_copy(update={"validation": validation})
+            write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
+    return [_row(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
+
+
+def _is_data(task_dir: Path) -> bool:
+    try:
+        return load_record(Task, task_dir / TASK_FILE).family == "data"
+    except RecordError:
+        return False  # validate_dir reports it
+
+
+def _iterate(dirs: list[Path], ctx: Context, jobs: int) -> Iterator[TaskRow]:
+    if jobs == 1:
+        for task_dir in dirs:
+            yield validate_dir(task_dir, ctx)
+        return
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="validate") as pool:
+        futures = [pool.submit(validate_dir, d, ctx) for d in dirs]
+        for future in as_completed(futures):
+            yield future.result()

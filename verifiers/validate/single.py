@@ -1,0 +1,172 @@
+"""Validate one task folder: mine hidden tests, run the control matrix, apply the rules.
+
+Never raises for a bad task: the outcome is a :class:`~trajforge.records.Validation` with a
+status from the closed set (accepted / rejected / error / timeout) and precise reasons.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trajforge import __version__
+from trajforge.protocols import Sandbox
+from trajforge.reconstruct.families import is_test_file
+from trajforge.records import Task, Validation
+from trajforge.verifiers.validate import qa
+from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.evidence import matrix_controls
+from trajforge.verifiers.validate.files import (
+    cache_key,
+    content_hash,
+    layered,
+    read_tree,
+    write_tree,
+)
+from trajforge.verifiers.validate.hidden import mined_tests, weakening
+from trajforge.verifiers.validate.history import Episode, load_episode
+from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
+
+HIDDEN_DIR = "tests"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every task's validation shares."""
+
+    sandbox: Sandbox
+    backend: str
+    image: str
+    config: ValidateConfig
+    base_dirs: tuple[Path, ...] = ()
+
+
+def folders(task: Task) -> list[str]:
+    """Folders of the task whose files the evidence is tied to."""
+    names = [task.workspace, HIDDEN_DIR, *task.probes]
+    return names + ([task.oracle] if task.oracle else [])
+
+
+def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
+    """Mine hidden tests into ``tests/`` (the oracle's versions) and mark the verifier."""
+    if task.family == "qa" or task.verifier.kind in ("none", "answer") or not task.oracle:
+        return task, {}
+    hidden = mined_tests(task.verifier.tests, read_tree(task_dir / task.oracle))
+    if not hidden:
+        return task, {}
+    target = task_dir / HIDDEN_DIR
+    if read_tree(target) != hidden:
+        staging = write_tree(task_dir / f".{HIDDEN_DIR}.staging", hidden)
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    verifier = task.verifier.model_copy(update={"kind": "tests", "tests": tuple(sorted(hidden))})
+    return task.model_copy(update={"verifier": verifier}), hidden
+
+
+def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
+    """(cache key, files hash) of the task as it is on disk now."""
+    files_hash = content_hash(task_dir, task, folders(task))
+    return cache_key(files_hash, ctx.config.model_dump(mode="json"), ctx.backend), files_hash
+
+
+def weakened_tests(files: TaskFiles, episode: Episode | None) -> list[str]:
+    """Reasons why test files the agent wrote or changed cannot be trusted as a verifier."""
+    changed = [
+        p
+        for p, text in files.oracle.items()
+        if (p in files.hidden or is_test_file(p)) and files.workspace.get(p) != text
+    ]
+    found: list[str] = []
+    for path in changed:
+        earlier = [files.workspace[path]] if path in files.workspace else []
+        if episode is not None:
+            earlier += episode.versions(path)[:-1]
+        found += weakening(path, files.oracle[path], earlier)
+    return found
+
+
+def _load_files(task_dir: Path, task: Task, hidden: dict[str, str]) -> TaskFiles:
+    probes = [read_tree(task_dir / p) for p in task.probes]
+    oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
+    return TaskFiles(task, read_tree(task_dir / task.workspace), oracle, hidden, probes)
+
+
+def _rejected(reason: str, **evidence: Any) -> Validation:
+    return Validation(status="rejected", reasons=(reason,), evidence=evidence)
+
+
+def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context) -> Validation:
+    """The validation of one prepared task (may raise on sandbox failure; caller catches)."""
+    if task.verifier.kind == "none":
+        return _rejected("no verifier: no passing check was recorded in the episode")
+    episode = load_episode(task, ctx.base_dirs)
+    history = "session history read" if episode else "session file unavailable: static checks"
+    if task.family == "qa":
+        return _judge_qa(task_dir, task, episode, ctx, history)
+    files = _load_files(task_dir, task, hidden)
+    weak = weakened_tests(files, episode)
+    if weak:
+        weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
+        return Validation(status="rejected", reasons=weak_reasons, evidence={"history": history})
+    command = task.verifier.command or ""
+    with tempfile.TemporaryDirectory(prefix="trajforge-validate-") as scratch:
+        result = run_matrix(ctx.sandbox, files, command, ctx.config, Path(scratch))
+    status, reasons, controls, evidence = matrix_controls(result, files, ctx.config)
+    evidence.update(history=history, command=command, hidden_tests=sorted(hidden))
+    return Validation(status=status, reasons=tuple(reasons), controls=controls, evidence=evidence)
+
+
+def _judge_qa(
+    task_dir: Path, task: Task, episode: Episode | None, ctx: Context, history: str
+) -> Validation:
+    missing = len(task.files.missing)
+    if missing:
+        return _rejected(
+            f"workspace incomplete: {missing} files the session touched could not be recovered"
+        )
+    expected = qa.expected_answer(task)
+    if not expected:
+        return _rejected("no verifier: the final message holds no answer")
+    controls = qa.answer_controls(expected, episode, ctx.config.seed)
+    rerun = qa.reproduce(ctx.sandbox, task_dir / task.workspace, expected, episode, ctx.config)
+    reasons = qa.judge_qa(task, controls, rerun)
+    evidence = {"expected": expected, "reproduced": rerun, "history": history}
+    if reasons:
+        return Validation(
+            status="rejected", reasons=tuple(reasons), controls=controls, evidence=evidence
+        )
+    wrong = sum(1 for c in controls.values() if c["expect"] == "fail")
+    reasons = [f"answer checker accepts {expected!r} and rejects all {wrong} wrong answers"]
+    if rerun:
+        reasons.append(f"answer reproduced by `{rerun[0]['command']}` in the sandbox")
+    return Validation(
+        status="accepted", reasons=tuple(reasons), controls=controls, evidence=evidence
+    )
+
+
+def finish(
+    validation: Validation, task: Task, key: str, files_hash: str, ctx: Context, started: float
+) -> Validation:
+    """Add the evidence every task carries: hashes, settings, backend, image, timing."""
+    evidence = dict(validation.evidence)
+    evidence.update(
+        cache_key=key,
+        files_sha256=files_hash,
+        config=ctx.config.model_dump(mode="json"),
+        backend=ctx.backend,
+        image=ctx.image,
+        teacher="mined",
+        trajforge_version=__version__,
+        wall_s=round(time.monotonic() - started, 3),
+    )
+    return validation.model_copy(update={"evidence": evidence})
+
+
+def layered_solution(task_dir: Path, task: Task, solution: dict[str, str]) -> dict[str, str]:
+    """A candidate solution's workspace: starting files, its files, then the hidden tests."""
+    hidden = read_tree(task_dir / HIDDEN_DIR) if task.verifier.kind == "tests" else {}
+    return layered(read_tree(task_dir / task.workspace), solution, hidden)

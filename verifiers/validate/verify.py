@@ -1,0 +1,81 @@
+"""Score one candidate solution against an accepted task (``trajforge verify``).
+
+Files: the starting workspace, the solution's files laid over it, the hidden tests on top;
+then the task's check runs in the sandbox. Answers (qa): the answer checker. Tests dropped as
+flaky during validation do not count.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trajforge.errors import UsageError
+from trajforge.protocols import Limits, Sandbox
+from trajforge.records import Task
+from trajforge.verifiers.answer import check_answer
+from trajforge.verifiers.validate.files import read_tree, write_tree
+from trajforge.verifiers.validate.junit import RunOutcome
+from trajforge.verifiers.validate.matrix import Runner
+from trajforge.verifiers.validate.qa import expected_answer
+from trajforge.verifiers.validate.single import layered_solution
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def reward_of(run: RunOutcome, dropped: list[str]) -> tuple[float, bool]:
+    """(reward, passed): 1 when the check passes, else the share of kept tests that passed."""
+    if not run.rejects(dropped):
+        return 1.0, True
+    kept = [t for t in run.tests if t.name not in dropped and t.outcome != "skipped"]
+    if run.status != "fail" or not kept:
+        return 0.0, False
+    share = sum(1 for t in kept if t.outcome == "passed") / len(kept)
+    return (round(share, 4) if share < 1 else 0.0), False
+
+
+def verify_answer(task: Task, answer: str) -> dict[str, Any]:
+    """Reward of an answer to a qa task."""
+    if task.family != "qa":
+        raise UsageError(f"task {task.id} is a {task.family} task: give --files DIR, not --answer")
+    check = check_answer(expected_answer(task), answer)
+    test = {
+        "name": "answer",
+        "outcome": "passed" if check.passed else "failed",
+        "message": check.reason,
+    }
+    return {"reward": 1.0 if check.passed else 0.0, "passed": check.passed, "tests": [test]}
+
+
+def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -> dict[str, Any]:
+    """Reward of a solution folder for a build / extend / repair task."""
+    if task.family == "qa" or task.verifier.command is None:
+        raise UsageError(f"task {task.id} has no check command: give --answer TEXT for qa tasks")
+    if not solution.is_dir():
+        raise UsageError(f"--files {solution}: not a directory")
+    files = layered_solution(task_dir, task, read_tree(solution))
+    dropped = list(task.validation.evidence.get("dropped_tests", []))
+    timeout = float(task.validation.evidence.get("config", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
+    with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
+        first = write_tree(Path(scratch) / "ws", files)
+        with sandbox.session(first, Limits(timeout_s=timeout)) as box:
+            run = Runner(box, task.verifier.command, Path(scratch)).run(files, timeout)
+    reward, passed = reward_of(run, dropped)
+    tests = [
+        {
+            "name": t.name,
+            "outcome": t.outcome,
+            "message": t.message,
+            "counted": t.name not in dropped,
+        }
+        for t in run.tests
+    ]
+    return {
+        "reward": reward,
+        "passed": passed,
+        "status": run.status,
+        "exit_code": run.exit_code,
+        "detail": run.detail,
+        "tests": tests,
+    }
