@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.errors import RecordError, SandboxError
+from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.records import Task, Validation, dump_record, load_record
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
 from trajforge.verifiers.validate.single import Context, finish, judge_task, key_of, prepare
@@ -142,11 +142,16 @@ def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
     if not cached:
         from trajforge.verifiers.dataenv_validate import validate_tasks
 
-        validate_tasks(out, backend=ctx.backend, seed=ctx.config.seed)
+        try:
+            validate_tasks(out, backend=ctx.backend, seed=ctx.config.seed)
+            problem = None
+        except (UsageError, SandboxError) as exc:  # e.g. no polars in the docker image
+            problem = Validation(status="error", reasons=(f"data tasks: {exc}",))
         for task_dir in data:
             task = load_record(Task, task_dir / TASK_FILE)
-            evidence = {**task.validation.evidence, "cache_key": keys[task_dir]}
-            validation = task.validation.model_copy(update={"evidence": evidence})
+            stored = problem or task.validation
+            evidence = {**stored.evidence, "cache_key": keys[task_dir]}
+            validation = stored.model_copy(update={"evidence": evidence})
             task = task.model_copy(update={"validation": validation})
             write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
     return [_row(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
