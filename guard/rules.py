@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from trajforge.config import read_toml
 from trajforge.errors import RecordError
 from trajforge.guard.effects import EFFECT_KINDS, Effect
 
@@ -104,12 +104,7 @@ class Bundle(BaseModel):
 
 def load_bundle(path: Path = DEFAULT_BUNDLE) -> Bundle:
     """Load and validate a bundle; errors name the file, the rule and the field."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise RecordError(f"{path}: cannot read: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RecordError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, RecordError, "rule bundle")
     try:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:

@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from trajforge.config import read_toml
 from trajforge.errors import UsageError
 
 
@@ -64,12 +65,7 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Vali
     origin = "defaults"
     if path is not None:
         origin = str(path)
-        try:
-            parsed = tomllib.loads(path.read_text())
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read the config file: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise UsageError(f"{path}: not valid TOML: {exc}") from None
+        parsed = read_toml(path, UsageError, "config file")
         table = parsed.get("validate", parsed)
         if not isinstance(table, dict):
             raise UsageError(f"{path}: [validate] must be a table of settings")
