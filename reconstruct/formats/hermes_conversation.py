@@ -171,6 +171,15 @@ def _tool_round(build: _Builder, gpt: str, tool: str | None, turn: int) -> None:
             build.result(ids[k], name, content, build.line)
 
 
+HARNESS_NOTICES = ("You've reached the maximum number of tool-calling iterations allowed",)
+"""Turns hermes injects as the user when it stops a run: not a request from the person."""
+
+
+def is_harness_notice(text: str) -> bool:
+    """True for a user turn that hermes itself wrote (iteration-limit notice)."""
+    return text.lstrip().startswith(HARNESS_NOTICES)
+
+
 def _conversation(build: _Builder, turns: list[Any]) -> None:
     i = 0
     while i < len(turns):
@@ -180,6 +189,8 @@ def _conversation(build: _Builder, turns: list[Any]) -> None:
         if not isinstance(role, str) or not isinstance(value, str):
             build.skipped["malformed_turn"] += 1
             build.warn(f"turn {i + 1}: not a {{from, value}} turn")
+        elif role == "human" and is_harness_notice(value):
+            build.skipped["harness_notice"] += 1
         elif role == "human":
             build.message("user", value, build.line)
         elif role == "gpt":
@@ -247,6 +258,8 @@ def _messages(build: _Builder, messages: list[Any]) -> None:
         if not isinstance(msg, dict) or not isinstance(role, str):
             build.skipped["malformed_message"] += 1
             build.warn(f"message {index}: not a chat message", index)
+        elif role == "user" and is_harness_notice(message_text(msg.get("content"))):
+            build.skipped["harness_notice"] += 1
         elif role == "user":
             build.message("user", message_text(msg.get("content")), index)
         elif role == "assistant":

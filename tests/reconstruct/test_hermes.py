@@ -13,8 +13,10 @@ import pytest
 
 from tests.fixtures.scenarios import CALC_BUGGY, INVENTORY, SALES, STATS, STATS_TEST
 from trajforge.errors import FormatError
+from trajforge.reconstruct.families import candidates
 from trajforge.reconstruct.formats.hermes import HermesFormat
 from trajforge.reconstruct.inputs import read_head
+from trajforge.reconstruct.replay import replay
 from trajforge.records import Event, ParseWarning, Session
 
 HERMES = Path(__file__).parents[1] / "fixtures" / "sessions" / "hermes"
@@ -169,10 +171,13 @@ def test_failed_trajectory_keeps_the_cut_off_run() -> None:
         "tool_result:write",
         "tool_call:write",
         "tool_result:write",
-        "user",
         "assistant",
     ]
-    assert "maximum number of tool-calling iterations" in session.events[5].text
+    # hermes's own iteration-limit notice is not a request from the person: no second episode
+    assert session.skipped["harness_notice"] == 1
+    assert all("maximum number of tool-calling" not in e.text for e in session.events)
+    state = replay(session.events, session.header.cwd)
+    assert [c.family for c in candidates(session.events, state)] == ["build"]
 
 
 def test_session_snapshot_matches_trajectory() -> None:
