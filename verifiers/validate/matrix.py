@@ -94,11 +94,13 @@ class Runner:
 def replay_shell(
     runner: Runner, files: TaskFiles, timeout: float
 ) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """Re-run the episode's file-changing shell commands on the oracle; the files they leave."""
+    """The oracle with shell-made changes reproduced: the episode's file-changing commands are
+    re-run on the starting workspace (the state they ran on), then every file whose final
+    content replay knows is laid on top."""
     report = files.task.files
     if not report.shell_modified or not report.shell_commands:
         return files.oracle, []
-    runner.reset(files.oracle)
+    runner.reset(files.workspace)
     done = []
     for command in report.shell_commands:
         result = runner.box.run(command, timeout=timeout)
@@ -107,7 +109,7 @@ def replay_shell(
     if out.exists():
         shutil.rmtree(out)
     runner.box.copy_out(out)
-    return read_tree(out), done
+    return {**read_tree(out), **files.oracle}, done
 
 
 def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[str, dict[str, str]]:

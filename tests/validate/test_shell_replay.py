@@ -1,0 +1,45 @@
+"""A fix made with `sed -i` (content unknown to replay) is reproduced by re-running the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from trajforge.reconstruct import pipeline
+from trajforge.verifiers.validate import run
+
+from .conftest import FIXTURES, local_context, tasks_of
+
+SED_FIX = "sed -i '4s/return high/return low/' calc.py"
+
+
+def _sed_session(tmp_path: Path) -> Path:
+    """The real pi repair session with its edit tool call replaced by an equivalent `sed -i`."""
+    lines = []
+    for line in (FIXTURES / "pi" / "repair.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        message = record.get("message", {})
+        for block in message.get("content", []) if isinstance(message.get("content"), list) else []:
+            if block.get("type") == "toolCall" and block.get("name") == "edit":
+                block["name"], block["arguments"] = "bash", {"command": SED_FIX}
+        if message.get("role") == "toolResult" and message.get("toolName") == "edit":
+            message["toolName"] = "bash"
+            message["content"] = [{"type": "text", "text": "(no output)"}]
+        lines.append(json.dumps(record))
+    path = tmp_path / "sed-repair.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_shell_made_fix_is_replayed_and_accepted(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    pipeline.run([_sed_session(tmp_path)], out)
+    repair = next(t for t in tasks_of(out).values() if t.family == "repair")
+    assert repair.files.shell_modified == ("calc.py",)
+    assert repair.files.shell_commands == (SED_FIX,)
+    assert not (out / "tasks" / repair.id / "oracle" / "calc.py").exists()  # unknown to replay
+    rows = {r.id: r for r in run.run(out, local_context())}
+    task = tasks_of(out)[repair.id]
+    assert rows[repair.id].status == "accepted", task.validation.reasons
+    replayed = task.validation.evidence["shell_replayed"]
+    assert [r["command"] for r in replayed] == [SED_FIX] and replayed[0]["exit_code"] == 0
