@@ -70,8 +70,8 @@ def test_verify_answer_right_and_wrong(repair_out: Path) -> None:
 
 
 def test_usage_errors_exit_2(repair_out: Path, tmp_path: Path) -> None:
-    teacher = cli("validate", str(repair_out), "--teacher", "openai:gpt-4o-mini")
-    assert teacher.returncode == 2 and "not implemented yet" in teacher.stderr
+    teacher = cli("validate", str(repair_out), "--teacher", "openai:")
+    assert teacher.returncode == 2 and "expected mined or openai:MODEL" in teacher.stderr
     bad_key = cli("validate", str(repair_out), "--set", "max_mutant=3")
     assert bad_key.returncode == 2 and "unknown setting 'max_mutant'" in bad_key.stderr
     bad_value = cli("validate", str(repair_out), "--set", "min_kill_rate=2")

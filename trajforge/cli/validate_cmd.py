@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,8 @@ from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.teacher.client import Prices, TeacherClient, parse_spec
+from trajforge.verifiers.teacher.loop import Teacher
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
 from trajforge.verifiers.validate.single import Context
@@ -29,27 +32,43 @@ def _sandbox(backend: str) -> Sandbox:
 
 
 def _teacher(teacher: str) -> None:
+    if teacher != "mined" and not teacher.startswith("openai:"):
+        raise UsageError(f"--teacher {teacher!r}: expected mined or openai:MODEL")
+    if teacher != "mined":
+        parse_spec(teacher)
+
+
+def _teach(teacher: str, cfg: ValidateConfig, out_dir: Path) -> Teacher | None:
+    """The openai teacher hook; None for the mined teacher."""
     if teacher == "mined":
-        return
-    if teacher.startswith("openai:"):
-        raise UsageError(
-            f"--teacher {teacher}: the openai teacher is not implemented yet; "
-            "use --teacher mined (the default)"
-        )
-    raise UsageError(f"--teacher {teacher!r}: expected mined or openai:MODEL")
+        return None
+    client = TeacherClient(
+        parse_spec(teacher),
+        dict(os.environ),
+        out_dir,
+        cfg.teacher_timeout_s,
+        cfg.teacher_concurrency,
+    )
+    return Teacher(client, Prices(cfg.teacher_usd_per_mtok_in, cfg.teacher_usd_per_mtok_out))
 
 
-def context(backend: str, cfg: ValidateConfig, out_dir: Path) -> Context:
-    """Shared context for the stage: sandbox, backend, image, settings."""
+def context(backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined") -> Context:
+    """Shared context for the stage: sandbox, backend, image, settings, teacher."""
+    teach = _teach(teacher, cfg, out_dir)
     sandbox = _sandbox(backend)
     image = str(getattr(sandbox, "image", "host"))
-    return Context(sandbox, backend, image, cfg, base_dirs=(out_dir.resolve().parent,))
+    base_dirs = (out_dir.resolve().parent,)
+    return Context(sandbox, backend, image, cfg, base_dirs, teacher, teach)
 
 
 def validate(
     out_dir: Path = typer.Argument(..., help="Output folder of `trajforge reconstruct` (OUT)."),
     backend: str = typer.Option("local", "--sandbox", help="Sandbox backend: local or docker."),
-    teacher: str = typer.Option("mined", "--teacher", help="Hidden tests: mined (offline)."),
+    teacher: str = typer.Option(
+        "mined",
+        "--teacher",
+        help="Hidden tests: mined (offline) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).",
+    ),
     jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Tasks validated in parallel."),
     config: Path | None = typer.Option(None, "--config", help="TOML file of settings."),
     overrides: list[str] = typer.Option([], "--set", help="Setting override KEY=VALUE."),
@@ -62,7 +81,7 @@ def validate(
         raise UsageError(
             f"{out_dir}: no tasks/ folder; run `trajforge reconstruct ... -o {out_dir}`"
         )
-    ctx = context(backend, cfg, out_dir)
+    ctx = context(backend, cfg, out_dir, teacher)
     total = len(run.task_dirs(out_dir))
     columns = (
         TextColumn("[bold]{task.description}"),

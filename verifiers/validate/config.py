@@ -36,6 +36,16 @@ class ValidateConfig(BaseModel):
     """z of the Wilson interval recorded beside the kill rate (1.96: 95 %)."""
     batch_mutants: bool = True
     """Run pytest mutants in one forking runner inside the sandbox (pytest imported once)."""
+    teacher_rounds: int = Field(default=3, ge=1, le=10)
+    """Most ask → prove → feedback rounds of the openai teacher per task."""
+    teacher_timeout_s: float = Field(default=120.0, gt=0, le=3600)
+    """Wall-clock limit of one teacher API call."""
+    teacher_concurrency: int = Field(default=4, ge=1, le=64)
+    """Teacher API calls in flight at once, over all tasks."""
+    teacher_usd_per_mtok_in: float = Field(default=0.0, ge=0)
+    """Price of a million prompt tokens (0: cost not tracked)."""
+    teacher_usd_per_mtok_out: float = Field(default=0.0, ge=0)
+    """Price of a million completion tokens (0: cost not tracked)."""
 
 
 def _coerce(raw: str) -> Any:

@@ -92,12 +92,18 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
         )
     key = files_hash = ""
     try:
-        task, hidden = prepare(task_dir, task)
+        hidden: dict[str, str] = {}
+        if ctx.teach is None:
+            task, hidden = prepare(task_dir, task)
         key, files_hash = key_of(task_dir, task, ctx)
         stored = task.validation
         if stored.status in CACHEABLE and stored.evidence.get("cache_key") == key:
             return _row(task, True, time.monotonic() - started)
-        validation = judge_task(task_dir, task, hidden, ctx)
+        if ctx.teach is None:
+            validation = judge_task(task_dir, task, hidden, ctx)
+        else:
+            task, validation = ctx.teach(task_dir, task, ctx)
+            key, files_hash = key_of(task_dir, task, ctx)
     except SandboxError as exc:
         validation = Validation(status="error", reasons=(f"sandbox: {exc}",))
     except Exception as exc:  # one broken task never stops the others; its error is recorded

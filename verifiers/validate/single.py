@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,10 @@ class Context:
     image: str
     config: ValidateConfig
     base_dirs: tuple[Path, ...] = ()
+    teacher: str = "mined"
+    """``mined`` or ``openai:MODEL`` (part of the cache key when not mined)."""
+    teach: Callable[[Path, Task, Context], tuple[Task, Validation]] | None = None
+    """Writes a task's hidden tests and validates it; None: the mined teacher."""
 
 
 def folders(task: Task) -> list[str]:
@@ -70,7 +75,10 @@ def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
 def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
     """(cache key, files hash) of the task as it is on disk now."""
     files_hash = content_hash(task_dir, task, folders(task))
-    return cache_key(files_hash, ctx.config.model_dump(mode="json"), ctx.backend), files_hash
+    settings = ctx.config.model_dump(mode="json")
+    if ctx.teacher != "mined":
+        settings["teacher"] = ctx.teacher
+    return cache_key(files_hash, settings, ctx.backend), files_hash
 
 
 def weakened_tests(files: TaskFiles, episode: Episode | None) -> list[str]:
@@ -153,13 +161,13 @@ def finish(
 ) -> Validation:
     """Add the evidence every task carries: hashes, settings, backend, image, timing."""
     evidence = dict(validation.evidence)
+    evidence.setdefault("teacher", ctx.teacher)
     evidence.update(
         cache_key=key,
         files_sha256=files_hash,
         config=ctx.config.model_dump(mode="json"),
         backend=ctx.backend,
         image=ctx.image,
-        teacher="mined",
         trajforge_version=__version__,
         wall_s=round(time.monotonic() - started, 3),
     )
