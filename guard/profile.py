@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.records import Record, Task, load_record
 
-Role = Literal["hidden_test", "visible_test", "grader", "reward", "other"]
+Role = Literal["hidden_test", "overlay_test", "visible_test", "grader", "reward", "other"]
 TEST_NAMES = ("test_", "_test.", ".test.", ".spec.", "conftest.py")
 
 
@@ -29,7 +29,7 @@ class ProtectedFile(BaseModel):
     path: str
     """Path as the agent sees it: absolute, or relative to the profile's workspace."""
     role: Role
-    """hidden_test, visible_test, grader, reward or other."""
+    """hidden_test, overlay_test (laid over the agent's file), visible_test, grader, reward…"""
     sha256: str | None = None
     """Content hash at rollout start; when set, a changed file after the rollout is a block."""
 
@@ -77,22 +77,25 @@ def _sha256(path: Path) -> str:
 def profile_from_task(task_dir: Path, workspace: str = "/workspace") -> Profile:
     """The protected set of a task folder: hidden tests, visible tests in the workspace, ids.
 
-    Hidden tests (``task.verifier.tests``, files under the task's ``tests/``) are protected at
-    the same relative path inside the workspace; visible tests are workspace files with test
-    names, hashed as they are at the start.
+    Hidden tests (``task.verifier.tests``) are laid over the agent's files at the same relative
+    path when the verifier runs, so writing or reading that path in the workspace touches only
+    the agent's own file: they are recorded as ``overlay_test`` (no rule blocks them; the task
+    asked the agent to write those tests). Every other test file in the starting workspace is a
+    ``visible_test`` the verifier runs as it is, hashed at the start and protected.
     """
     task = load_record(Task, task_dir / "task.json")
     files: list[ProtectedFile] = []
     tests_dir = task_dir / "tests"
+    overlaid = set(task.verifier.tests)
     for rel in task.verifier.tests:
         src = task_dir / rel if (task_dir / rel).is_file() else tests_dir / rel
         digest = _sha256(src) if src.is_file() else None
-        files.append(ProtectedFile(path=rel, role="hidden_test", sha256=digest))
+        files.append(ProtectedFile(path=rel, role="overlay_test", sha256=digest))
     ws = task_dir / task.workspace
     if ws.is_dir():
         for path in sorted(p for p in ws.rglob("*") if p.is_file()):
             rel = path.relative_to(ws).as_posix()
-            if any(marker in path.name for marker in TEST_NAMES):
+            if rel not in overlaid and any(marker in path.name for marker in TEST_NAMES):
                 files.append(ProtectedFile(path=rel, role="visible_test", sha256=_sha256(path)))
     ids = (task.source.session, Path(task.source.path).name, task.id)
     return Profile(
@@ -122,8 +125,8 @@ def changed_files(profile: Profile, root: Path) -> list[IntegrityChange]:
     """
     changes: list[IntegrityChange] = []
     for item in profile.files:
-        if item.sha256 is None:
-            continue
+        if item.sha256 is None or item.role == "overlay_test":
+            continue  # an overlay test is the agent's own file until the verifier replaces it
         absolute = profile.absolute(item.path)
         rel = posixpath.relpath(absolute, profile.workspace)
         if rel.startswith(".."):

@@ -236,3 +236,40 @@ class Detector(Protocol):
     def check_output(self, text: str) -> GuardDecision:
         """Decide one tool output (literal secrets that reached the agent)."""
         ...
+
+
+class HarnessRun(BaseModel):
+    """What one harness process left behind."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    exit_code: int | None
+    """Exit code of the harness process (None when it was killed for the wall-clock budget)."""
+    timed_out: bool = False
+    """The wall-clock budget ran out and the process was killed."""
+    session_log: str | None = None
+    """Path of the session log the harness wrote (readable by its reconstruct format)."""
+    stderr_tail: str = ""
+    """Last lines of the harness's stderr (secrets scrubbed)."""
+
+
+@runtime_checkable
+class Harness(Protocol):
+    """A coding-agent CLI driven against an OpenAI-compatible endpoint (``trajforge replay``)."""
+
+    name: str
+    """Registry name; also the name of its reconstruct format."""
+
+    def version(self) -> str | None:
+        """Installed version, or None when the CLI is not installed."""
+        ...
+
+    def tool_call(self, action: tuple[str, ...], workspace: Path) -> dict[str, Any]:
+        """One abstract action (write / edit / shell / read) as this harness's tool call."""
+        ...
+
+    def run(
+        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        """Run the harness on ``request`` in ``workspace`` against ``base_url`` (OpenAI API)."""
+        ...

@@ -29,6 +29,12 @@ DETECTORS: dict[str, str] = {
     "rules": "trajforge.guard.engine:RuleDetector",
 }
 
+HARNESSES: dict[str, str] = {
+    "pi": "trajforge.train.harnesses.pi:PiHarness",
+    "opencode": "trajforge.train.harnesses.opencode:OpencodeHarness",
+    "hermes": "trajforge.train.harnesses.hermes:HermesHarness",
+}
+
 EXTRAS: dict[str, str] = {
     "docker": "trajforge (the docker SDK is a core dependency; a running engine is needed)",
     "ray": "the ray extra: pip install 'trajforge[ray]'",

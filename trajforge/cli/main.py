@@ -45,6 +45,7 @@ def _register() -> None:
         dataenv_cmd,
         demo_cmd,
         guard_cmd,
+        harness_cmd,
         reconstruct_cmd,
         sandbox_cmd,
         split_cmd,
@@ -57,6 +58,7 @@ def _register() -> None:
         dataenv_cmd,
         split_cmd,
         guard_cmd,
+        harness_cmd,
         sandbox_cmd,
         demo_cmd,
     ):

@@ -1,0 +1,1 @@
+"""Training-side stage: harness runners, the scripted replay policy and ``trajforge replay``."""
