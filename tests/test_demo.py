@@ -81,6 +81,11 @@ def _later_stages_ran(report: dict[str, Any]) -> None:
         ["git", "-C", push["target"], "tag"], capture_output=True, text=True, check=True
     ).stdout.split()
     assert "demo" in tags
+    replay = report["replay"]
+    if "skipped" in replay:
+        print(f"!! demo replay skipped: {replay['skipped']}")
+    else:  # every accepted pi repair replays to reward 1 through the real pi CLI
+        assert replay["rewards"] and set(replay["rewards"].values()) == {1.0}, replay
     guard = report["guard"]
     assert guard["sessions"] == sum(report["reconstruct"]["sessions"].values())
     assert guard["calls"] > 0 and guard["blocks"] == 0  # clean recorded sessions are not blocked

@@ -17,6 +17,7 @@ from rich.table import Table
 
 import trajforge
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json, progress
+from trajforge.errors import UsageError
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv.generate import build as build_data
 from trajforge.registry import SANDBOXES, create
@@ -85,11 +86,15 @@ def _later_stages(output: Path) -> dict[str, object]:
     dataset = output / "dataset"
     shutil.rmtree(dataset, ignore_errors=True)
     splitted = split.run(output, dataset, HELD_OUT, versions=versions(), revision=REVISION)
-    pushed = push(dataset, str(output / "hub"), REVISION)
+    try:
+        pushed: dict[str, object] = push(dataset, str(output / "hub"), REVISION).model_dump()
+    except UsageError as exc:  # re-validated tasks (e.g. after an upgrade) under the same tag
+        pushed = {"refused": str(exc)}
     guard = audit([SAMPLES], load_bundle())
     return {
+        "replay": _replay_repairs(output),
         "split": splitted.model_dump(mode="json"),
-        "push": pushed.model_dump(mode="json"),
+        "push": pushed,
         "guard": {
             "bundle": guard.bundle,
             "sessions": len(guard.sessions),
@@ -98,6 +103,24 @@ def _later_stages(output: Path) -> dict[str, object]:
             "flags": sum(len(s.flags) for s in guard.sessions),
         },
     }
+
+
+def _replay_repairs(output: Path) -> dict[str, object]:
+    """Each accepted repair replayed through the real pi CLI (when installed) and the guard."""
+    from trajforge.records import Task, load_record
+    from trajforge.registry import HARNESSES
+    from trajforge.train.replay import replay_task
+
+    pi = create(HARNESSES, "pi", "harness")
+    if pi.version() is None:
+        return {"skipped": "pi is not installed: run `trajforge harness install`"}
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    rewards = {}
+    for task_dir in sorted(p.parent for p in (output / "tasks").glob("repair-*/task.json")):
+        task = load_record(Task, task_dir / "task.json")
+        if task.validation.status == "accepted" and task.source.harness == "pi":
+            rewards[task.id] = replay_task(task_dir, "pi", sandbox).reward
+    return {"harness": "pi", "version": pi.version(), "rewards": rewards}
 
 
 def _print_later(later: dict[str, object]) -> None:
@@ -109,9 +132,17 @@ def _print_later(later: dict[str, object]) -> None:
         )
     if isinstance(split, dict):
         out.print(f"dataset revision {split['revision']!r} → {split['dataset']}: {split['counts']}")
-    if isinstance(push, dict):
+    if isinstance(push, dict) and "refused" in push:
+        out.print(f"push refused, the existing revision is kept: {push['refused']}")
+    elif isinstance(push, dict):
         new = "new commit" if push["created"] else "unchanged"
         out.print(f"pushed to {push['target']} @ {push['revision']} ({new}, {push['commit'][:12]})")
+    replay = later.get("replay")
+    if isinstance(replay, dict):
+        if "skipped" in replay:
+            out.print(f"replay through a real harness skipped: {replay['skipped']}")
+        else:
+            out.print(f"replayed through pi {replay['version']}: rewards {replay['rewards']}")
     if isinstance(guard, dict):
         out.print(
             f"guard bundle {guard['bundle']}: {guard['calls']} recorded tool calls in "
