@@ -18,6 +18,7 @@ from rich.table import Table
 import trajforge
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json, progress
 from trajforge.errors import UsageError
+from trajforge.protocols import Sandbox
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv.generate import build as build_data
 from trajforge.registry import SANDBOXES, create
@@ -63,7 +64,7 @@ def demo(
         list(bar)  # close the progress bar
         meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
         validation = report.write_reports(output, meta)
-    later = {"dataenv": dataenv, **(_later_stages(output) if validation else {})}
+    later = {"dataenv": dataenv, **(_later_stages(output, sandbox) if validation else {})}
     if as_json:
         print_json(
             {"reconstruct": summary.model_dump(mode="json"), "validate": validation, **later}
@@ -75,7 +76,7 @@ def demo(
     raise typer.Exit(EXIT_PARTIAL if failed else 0)
 
 
-def _later_stages(output: Path) -> dict[str, object]:
+def _later_stages(output: Path, sandbox: Sandbox) -> dict[str, object]:
     """Split the accepted tasks, push the revision to a local git hub, audit the samples."""
     from trajforge.cli.split_cmd import versions
     from trajforge.guard.audit import audit
@@ -92,7 +93,7 @@ def _later_stages(output: Path) -> dict[str, object]:
         pushed = {"refused": str(exc)}
     guard = audit([SAMPLES], load_bundle())
     return {
-        "replay": _replay_repairs(output),
+        "replay": _replay_repairs(output, sandbox),
         "split": splitted.model_dump(mode="json"),
         "push": pushed,
         "guard": {
@@ -105,22 +106,21 @@ def _later_stages(output: Path) -> dict[str, object]:
     }
 
 
-def _replay_repairs(output: Path) -> dict[str, object]:
+def _replay_repairs(output: Path, sandbox: Sandbox) -> dict[str, object]:
     """Each accepted repair replayed through the real pi CLI (when installed) and the guard."""
     from trajforge.records import Task, load_record
     from trajforge.registry import HARNESSES
     from trajforge.train.replay import replay_task
 
-    pi = create(HARNESSES, "pi", "harness")
-    if pi.version() is None:
+    version = create(HARNESSES, "pi", "harness").version()
+    if version is None:
         return {"skipped": "pi is not installed: run `trajforge harness install`"}
-    sandbox = create(SANDBOXES, "local", "sandbox")
     rewards = {}
     for task_dir in sorted(p.parent for p in (output / "tasks").glob("repair-*/task.json")):
         task = load_record(Task, task_dir / "task.json")
         if task.validation.status == "accepted" and task.source.harness == "pi":
             rewards[task.id] = replay_task(task_dir, "pi", sandbox).reward
-    return {"harness": "pi", "version": pi.version(), "rewards": rewards}
+    return {"harness": "pi", "version": version, "rewards": rewards}
 
 
 def _print_later(later: dict[str, object]) -> None:
