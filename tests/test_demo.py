@@ -89,3 +89,23 @@ def _later_stages_ran(report: dict[str, Any]) -> None:
     guard = report["guard"]
     assert guard["sessions"] == sum(report["reconstruct"]["sessions"].values())
     assert guard["calls"] > 0 and guard["blocks"] == 0  # clean recorded sessions are not blocked
+    _learning_stages_ran(report)
+
+
+def _learning_stages_ran(report: dict[str, Any]) -> None:
+    """Scripted eval on the pushed revision shows the replay arm ahead; tiny training saves."""
+    evaluation, training = report["eval"], report["train"]
+    if "skipped" in evaluation:
+        print(f"!! demo eval skipped: {evaluation['skipped']}")
+    else:
+        assert evaluation["tasks"] > 0 and evaluation["errors"] == 0, evaluation
+        success = evaluation["success"]
+        assert success["adapter"] > success["base"], evaluation  # replay beats give-up
+        assert (Path(evaluation["output"]) / "results.parquet").is_file()
+    if "skipped" in training:
+        print(f"!! demo training skipped: {training['skipped']}")
+    else:
+        adapter = Path(training["adapter"])
+        assert (adapter / "adapter_model.safetensors").is_file()
+        assert (adapter / "deployment_unit.json").is_file()
+        assert training["rollouts"] == 4 and training["block_rate"] == 0.0

@@ -1,6 +1,8 @@
 """A scripted OpenAI-compatible chat-completions server for driving real harness CLIs.
 
-The script is a list of turns. The n-th turn answers the request whose ``messages`` already hold
+The script is a list of turns (a turn may carry recorded ``engine`` fields — prompt_token_ids,
+token_ids, logprobs — returned like vLLM's ``return_token_ids`` for non-streaming requests).
+The n-th turn answers the request whose ``messages`` already hold
 n assistant messages, so the server is stateless and tolerates harness retries. A turn is
 ``{"tool_calls": [{"name": ..., "arguments": {...}}, ...]}`` or ``{"content": "..."}``.
 Requests without ``tools`` (title generation, summaries) get a short fixed text answer.
@@ -16,9 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from trajforge.train.wire import JsonHandler, completion
 
 Turn = dict[str, Any]
 
@@ -77,107 +80,45 @@ class ScriptedServer:
         self.served += 1
         return _message_for(self.script[index], index)
 
+    def engine(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """A turn's recorded engine fields (``prompt_token_ids``, ``token_ids``, ``logprobs``)."""
+        index = _count_assistant(body.get("messages", []))
+        if not body.get("tools") or index >= len(self.script):
+            return None
+        recorded: dict[str, Any] | None = self.script[index].get("engine")
+        return recorded
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:
-                pass
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    self._json(
-                        {"object": "list", "data": [{"id": server.model, "object": "model"}]}
-                    )
+                    models = [{"id": server.model, "object": "model"}]
+                    self.send_json({"object": "list", "data": models})
                 else:
-                    self._json({"error": "not found"}, 404)
+                    self.send_json({"error": "not found"}, 404)
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._json({"error": {"message": f"unsupported {self.path}"}}, 404)
+                    self.send_json({"error": {"message": f"unsupported {self.path}"}}, 404)
                     return
                 message = server.respond(body)
-                if body.get("stream"):
-                    self._stream(message)
-                else:
-                    self._json(_completion(message, server.model))
-
-            def _json(self, data: Any, status: int = 200) -> None:
-                raw = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def _stream(self, message: dict[str, Any]) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Connection", "close")
-                self.end_headers()
-                for chunk in _chunks(message, server.model):
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
+                recorded = server.engine(body)
+                if recorded is None or body.get("stream"):
+                    self.send_message(message, server.model, bool(body.get("stream")))
+                    return
+                data = completion(message, server.model)
+                data["prompt_token_ids"] = recorded["prompt_token_ids"]
+                choice = data["choices"][0]
+                choice["token_ids"] = recorded["token_ids"]
+                pairs = zip(recorded["token_ids"], recorded["logprobs"], strict=True)
+                logprobs = [{"token": str(t), "logprob": lp} for t, lp in pairs]
+                choice["logprobs"] = {"content": logprobs}
+                self.send_json(data)
 
         return Handler
-
-
-_USAGE = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
-
-
-def _completion(message: dict[str, Any], model: str) -> dict[str, Any]:
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    return {
-        "id": f"chatcmpl-{time.time_ns()}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": _USAGE,
-    }
-
-
-def _chunks(message: dict[str, Any], model: str) -> list[dict[str, Any]]:
-    base = {
-        "id": f"chatcmpl-{time.time_ns()}",
-        "object": "chat.completion.chunk",
-        "created": int(time.time()),
-        "model": model,
-    }
-    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-    if message.get("content"):
-        deltas.append({"content": message["content"]})
-    for i, call in enumerate(message.get("tool_calls") or []):
-        deltas.append(
-            {
-                "tool_calls": [
-                    {
-                        "index": i,
-                        "id": call["id"],
-                        "type": "function",
-                        "function": {
-                            "name": call["function"]["name"],
-                            "arguments": call["function"]["arguments"],
-                        },
-                    }
-                ]
-            }
-        )
-    finish = "tool_calls" if message.get("tool_calls") else "stop"
-    chunks = [
-        {**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas
-    ]
-    chunks.append(
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}], "usage": _USAGE}
-    )
-    return chunks
 
 
 def main() -> None:

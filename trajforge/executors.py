@@ -18,11 +18,12 @@ charged to the item that caused it and never to its neighbours.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from typing import Generic, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,6 +50,9 @@ class ExecutorConfig(BaseModel):
     """ray: cluster address for ``ray.init``; None → ``RAY_ADDRESS`` or a new local instance."""
     retries: int = Field(default=DEFAULT_RETRIES, ge=0)
     """Extra attempts for an item whose function raised or whose worker died."""
+    start_method: Literal["fork", "spawn", "forkserver"] | None = None
+    """local pool: how worker processes start (None: the platform default). Work that uses
+    a library with its own thread pool (polars) needs ``spawn``: a forked child deadlocks."""
 
 
 def make_executor(name: str, config: ExecutorConfig) -> Executor:
@@ -122,7 +126,7 @@ class _PoolRun(Generic[T, R]):
         self.inflight: dict[Future[R], int] = {}
 
     def outcomes(self) -> Iterator[WorkOutcome[R]]:
-        pool = ProcessPoolExecutor(max_workers=self.config.jobs)
+        pool = self._pool()
         try:
             while self.pending or self.inflight:
                 self._fill(pool)
@@ -130,7 +134,7 @@ class _PoolRun(Generic[T, R]):
                 if any(_broke(f) for f in done):
                     yield from self._after_crash()
                     pool.shutdown(wait=True, cancel_futures=True)
-                    pool = ProcessPoolExecutor(max_workers=self.config.jobs)
+                    pool = self._pool()
                     continue
                 for future in done:
                     outcome = self._settle(self.inflight.pop(future), future)
@@ -138,6 +142,11 @@ class _PoolRun(Generic[T, R]):
                         yield outcome
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def _pool(self) -> ProcessPoolExecutor:
+        method = self.config.start_method
+        context = multiprocessing.get_context(method) if method else None
+        return ProcessPoolExecutor(max_workers=self.config.jobs, mp_context=context)
 
     def _fill(self, pool: ProcessPoolExecutor) -> None:
         if any(i in self.suspects for i in self.inflight.values()):

@@ -257,7 +257,9 @@ class Task(Record):
     family: Family
     """build, extend, repair, qa, or data (generated data-analysis questions)."""
     instruction: str
-    """What the agent is asked to do."""
+    """What the agent is asked to do (after validation: the request plus the interface)."""
+    request: str | None = None
+    """The session's own request when ``instruction`` was rewritten from it; None: unchanged."""
     source: TaskSource
     """The session and episode the task was made from."""
     workspace: str = "workspace"
@@ -408,3 +410,30 @@ class DatasetManifest(Record):
     """trajforge, teacher, sandbox image and guard bundle versions."""
     files: dict[str, str] = Field(default_factory=dict)
     """Data file path (relative to the dataset folder) → sha256."""
+
+
+class DeploymentUnit(Record):
+    """What a policy is trained or evaluated as: base + adapter + harness + tool policy + guard.
+
+    Nothing is trained or evaluated without one (``deployment_unit.json`` beside an adapter and
+    in every eval run). Two eval arms may differ only in ``adapter`` / ``adapter_revision``.
+    """
+
+    base_model: str
+    """Base model id (hub id or local path)."""
+    base_revision: str
+    """Base model revision (hub commit / tag, or ``sha256:<hex>`` of a local model's weights)."""
+    adapter: str | None = None
+    """LoRA adapter path or hub id; None = the base model alone."""
+    adapter_revision: str | None = None
+    """Adapter revision (``sha256:<hex>`` of its weights, or a hub commit); None without one."""
+    harness: str
+    """Harness registry name (pi, opencode, hermes) or a scripted policy's harness."""
+    harness_version: str
+    """Exact version the installed harness CLI reported."""
+    tool_policy: str
+    """Tools the harness may call and how calls are judged (e.g. ``harness-default+guard``)."""
+    guard_bundle: str
+    """Guard detector bundle version the calls went through."""
+    provenance: Provenance = Field(default_factory=Provenance)
+    """Toolkit version and the configuration that produced this unit."""

@@ -9,18 +9,22 @@ differs, or repeats an earlier question.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import random
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import overload
 
 import polars as pl
 
 from trajforge.errors import UsageError
+from trajforge.executors import LocalExecutor
+from trajforge.protocols import Executor, WorkOutcome
 from trajforge.reconstruct.dataenv.script import render, run_inline
 from trajforge.reconstruct.dataenv.tables import (
     BUNDLED,
@@ -31,6 +35,8 @@ from trajforge.reconstruct.dataenv.tables import (
 )
 from trajforge.reconstruct.dataenv.templates import SINGLE, Ctx, Draft, Template
 from trajforge.reconstruct.dataenv.templates_rel import RELATIONAL
+from trajforge.reconstruct.dataenv.work import DraftJob, hosted, key_of, run_draft, slim
+from trajforge.reconstruct.pipeline import in_order
 from trajforge.records import (
     Provenance,
     Task,
@@ -64,6 +70,8 @@ class BuildReport:
     difficulties: dict[int, int] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=dict)
     attempts: int = 0
+    errors: list[str] = field(default_factory=list)
+    """Drafts whose worker failed on every attempt (``draft N (family): why``)."""
 
     @property
     def ids(self) -> list[str]:
@@ -92,8 +100,14 @@ def build(
     count: int,
     seed: int = 0,
     on_task: Callable[[], None] | None = None,
+    executor: Executor | None = None,
 ) -> BuildReport:
-    """Write ``count`` tasks generated from ``paths`` (bundled tables when empty) to ``out``."""
+    """Write ``count`` tasks generated from ``paths`` (bundled tables when empty) to ``out``.
+
+    Drafts are drawn here, in one seeded order; their queries run on ``executor`` (default:
+    inline; a local pool always spawns its workers) and are taken in draw order, so the
+    tasks, the report and the files do not depend on the executor.
+    """
     if count < 1:
         raise UsageError(f"--count must be at least 1, got {count}")
     scrub = Scrubber()
@@ -103,45 +117,99 @@ def build(
         inputs = paths or default_inputs()
         staged = stage_inputs(inputs, library, scrub)
         tables = [load_table(p, shown) for p, shown in zip(staged, inputs, strict=True)]
-        ctx = Ctx(tuple(tables), tuple(find_joins(tables)))
-        rng = random.Random(seed)
+        drafts = _Drafts(Ctx(tuple(tables), tuple(find_joins(tables))), seed, key_of(inputs))
+        runs = _no_fork(executor).map(run_draft, drafts.limit(count))
         seen: set[str] = set()
-        while len(report.ids) < count and report.attempts < count * ATTEMPTS_PER_TASK:
-            family = ORDER[report.attempts % len(ORDER)]
-            report.attempts += 1
-            built = _attempt(ctx, family, rng, library, seed, scrub, report)
-            if built is None or built.task.id in seen:
-                if built is not None:
-                    report.dropped["duplicate"] = report.dropped.get("duplicate", 0) + 1
-                continue
-            seen.add(built.task.id)
-            fresh = write(out, built)
-            (report.written if fresh else report.existing).append(built.task.id)
-            report.families[family] = report.families.get(family, 0) + 1
-            level = int(built.task.provenance.config["difficulty"])
-            report.difficulties[level] = report.difficulties.get(level, 0) + 1
-            if on_task is not None:
-                on_task()
+        with hosted(drafts.inputs, library):
+            try:
+                for done in in_order(runs):
+                    report.attempts += 1
+                    added = _take(drafts.family(done.index), done, library, out, report, seen)
+                    if added and on_task is not None:
+                        on_task()
+                    if len(report.ids) >= count:
+                        break
+            finally:
+                close = getattr(runs, "close", None)
+                if close is not None:
+                    close()  # stop the executor's remaining work now
     return report
 
 
-def _attempt(
-    ctx: Ctx,
+def _no_fork(executor: Executor | None) -> Executor:
+    """The executor; a forking local pool becomes a spawning one (polars deadlocks on fork)."""
+    if executor is None:
+        return LocalExecutor()
+    if isinstance(executor, LocalExecutor) and executor.config.start_method in (None, "fork"):
+        return LocalExecutor(executor.config.model_copy(update={"start_method": "spawn"}))
+    return executor
+
+
+def _take(
     family: str,
-    rng: random.Random,
+    done: WorkOutcome[tuple[Built | None, str]],
     library: Path,
-    seed: int,
-    scrub: Scrubber,
+    out: Path,
     report: BuildReport,
-) -> Built | None:
-    draft = rng.choice(FAMILIES[family])(ctx, rng)
-    if draft is None:
-        report.dropped["not applicable"] = report.dropped.get("not applicable", 0) + 1
-        return None
-    built, why = materialize(draft, library, seed, scrub)
-    if built is None:
-        report.dropped[why] = report.dropped.get(why, 0) + 1
-    return built
+    seen: set[str],
+) -> bool:
+    """Fold one draft's outcome into the report (and write its task); True when one was added."""
+    if done.value is None:
+        error = f"worker failed after {done.attempts} attempt(s): {done.error}"
+        report.errors.append(f"draft {done.index} ({family}): {error}")
+        _drop(report, "worker failed")
+        return False
+    built, why = done.value
+    if built is None or built.task.id in seen:
+        _drop(report, why if built is None else "duplicate")
+        return False
+    seen.add(built.task.id)
+    here = tuple(library / table.name for table in built.tables)  # this process's copies
+    fresh = write(out, dataclasses.replace(built, tables=here))
+    (report.written if fresh else report.existing).append(built.task.id)
+    report.families[family] = report.families.get(family, 0) + 1
+    level = int(built.task.provenance.config["difficulty"])
+    report.difficulties[level] = report.difficulties.get(level, 0) + 1
+    return True
+
+
+def _drop(report: BuildReport, why: str) -> None:
+    report.dropped[why] = report.dropped.get(why, 0) + 1
+
+
+class _Drafts(Sequence[DraftJob]):
+    """Draft number i (None: the drawn template does not apply), drawn on first access."""
+
+    def __init__(self, ctx: Ctx, seed: int, inputs: tuple[str, ...]) -> None:
+        self.ctx, self.seed, self.inputs = ctx, seed, inputs
+        self.rng = random.Random(seed)
+        self.drawn: list[DraftJob] = []
+        self.size = 0
+
+    def limit(self, count: int) -> _Drafts:
+        self.size = count * ATTEMPTS_PER_TASK
+        return self
+
+    def family(self, index: int) -> str:
+        return ORDER[index % len(ORDER)]
+
+    def __len__(self) -> int:
+        return self.size
+
+    @overload
+    def __getitem__(self, index: int) -> DraftJob: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[DraftJob]: ...
+    def __getitem__(self, index: int | slice) -> DraftJob | Sequence[DraftJob]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.size))]
+        if not 0 <= index < self.size:
+            raise IndexError(index)
+        while len(self.drawn) <= index:
+            family = self.family(len(self.drawn))
+            draft = self.rng.choice(FAMILIES[family])(self.ctx, self.rng)
+            self.drawn.append(DraftJob(slim(draft) if draft else None, self.inputs, self.seed))
+        return self.drawn[index]
 
 
 def materialize(

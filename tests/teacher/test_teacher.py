@@ -13,11 +13,8 @@ from typing import Any
 import pytest
 
 from tests.teacher.server import Cassettes, load, serve
-from tests.validate.conftest import local_context
-from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 
-BUILD = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / "build.jsonl"
 KEY = "sk-test-teacher-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 MODEL = "openai:gpt-4.1-mini"
 FAST = ("--set", "max_mutants=4", "--set", "oracle_runs=1")
@@ -41,14 +38,6 @@ def cli(
     )
 
 
-@pytest.fixture
-def out(tmp_path: Path) -> Path:
-    local_context()  # skips loudly when the local sandbox is unusable
-    summary = pipeline.run([BUILD], tmp_path / "out")
-    assert summary.written == 1
-    return tmp_path / "out"
-
-
 def _task(out: Path) -> tuple[Path, Task]:
     (path,) = out.glob("tasks/*/task.json")
     return path.parent, load_record(Task, path)
@@ -64,7 +53,7 @@ def _user_text(request: dict[str, Any]) -> str:
 
 
 def test_retry_loop_rejects_stub_passing_tests_then_accepts(out: Path) -> None:
-    state = Cassettes(load("stats_round1_weak", "stats_round2_behavioural"))
+    state = Cassettes(load("stats_round1_weak", "stats_round2_behavioural", "stats_instruction_ok"))
     with serve(state) as url:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
     assert result.returncode == 0, result.stderr
@@ -72,7 +61,7 @@ def test_retry_loop_rejects_stub_passing_tests_then_accepts(out: Path) -> None:
     assert task.validation.status == "accepted", task.validation.reasons
     assert task.verifier.kind == "tests" and task.verifier.tests == ("test_hidden.py",)
     assert "callable" not in (task_dir / "tests" / "test_hidden.py").read_text()
-    first, second = state.requests
+    first, second, _instruction = state.requests
     assert first["model"] == "gpt-4.1-mini"
     assert "def mean(xs)" in _user_text(first) and "private `_names`" in _user_text(first)
     feedback = second["messages"][-1]["content"]
@@ -98,7 +87,7 @@ def headers_have_key(state: Cassettes) -> bool:
 
 
 def test_rerun_uses_the_cache_and_makes_no_request(out: Path) -> None:
-    state = Cassettes(load("stats_round1_weak", "stats_round2_behavioural"))
+    state = Cassettes(load("stats_round1_weak", "stats_round2_behavioural", "stats_instruction_ok"))
     with serve(state) as url:
         assert cli("validate", str(out), "--teacher", MODEL, *FAST, base_url=url).returncode == 0
         asked = len(state.requests)
@@ -109,10 +98,11 @@ def test_rerun_uses_the_cache_and_makes_no_request(out: Path) -> None:
             "validate", str(out), "--teacher", MODEL, *FAST, "--set", "timeout_s=90", base_url=url
         )
     assert third.returncode == 0, third.stderr
-    assert asked == 2 and len(state.requests) == 2
+    assert asked == 3 and len(state.requests) == 3  # two test rounds and the instruction
     _, task = _task(out)
     assert task.validation.status == "accepted"
     assert all(r["cached"] for r in task.validation.evidence["teacher_loop"]["rounds"])
+    assert task.validation.evidence["instruction"]["teacher"]["cached"] is True
     assert list((out / ".teacher-cache").glob("*.json"))
 
 

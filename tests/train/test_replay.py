@@ -31,25 +31,6 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
 
 
-@pytest.fixture(scope="module")
-def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Accepted tasks by family, built from the pi repair and build fixture sessions."""
-    out = tmp_path_factory.mktemp("replay-tasks")
-    made = cli(
-        "reconstruct", str(SESSIONS / "repair.jsonl"), str(SESSIONS / "build.jsonl"), "-o", str(out)
-    )
-    assert made.returncode == 0, made.stderr
-    checked = cli("validate", str(out), "--set", "max_mutants=2", "--json")
-    assert checked.returncode == 0, checked.stderr
-    found: dict[str, Path] = {}
-    for task_dir in sorted((out / "tasks").iterdir()):
-        task = load_record(Task, task_dir / "task.json")
-        assert task.validation.status == "accepted", (task.id, task.validation.reasons)
-        found[task.family] = task_dir
-    assert set(found) == {"build", "extend", "repair"}
-    return found
-
-
 def need(harness: str) -> str:
     version = create(HARNESSES, harness, "harness").version()
     if version is None:
@@ -78,9 +59,10 @@ def test_episode_actions_keep_successful_edits_and_shell(tasks: dict[str, Path])
 def test_pi_replay_reaches_reward_1(tasks: dict[str, Path], tmp_path: Path) -> None:
     version = need("pi")
     keep = tmp_path / "run"
-    rc, doc = replay_cli(tasks["repair"], "pi", "--keep", str(keep))
+    rc, doc = replay_cli(tasks["repair"], "pi", "--keep", str(keep), "--harness-on-host")
     assert rc == 0, doc
     assert doc["status"] == "ok" and doc["reward"] == 1.0
+    assert doc["harness_sandbox"] is None  # on the host, as asked
     assert doc["harness_version"] == version
     assert doc["guard_calls"] == 2 and doc["blocks"] == []
     assert all(t["outcome"] == "passed" for t in doc["tests"])
@@ -96,6 +78,7 @@ def test_pi_cheating_is_blocked(tasks: dict[str, Path]) -> None:
     rc, doc = replay_cli(tasks["repair"], "pi", "--policy", "cheat")
     assert rc == 1
     assert doc["status"] == "blocked" and doc["reward"] == 0.0
+    assert doc["harness_sandbox"] == ("local" if os.geteuid() == 0 else None)  # the default
     rules = {b["rule"] for b in doc["blocks"]}
     assert rules == {"tests.modify-protected", "credentials.secret-env"}
     assert doc["session_tool_calls"] == 0  # nothing blocked ever reached pi
@@ -122,6 +105,8 @@ def test_replay_and_cheat_through_harness(tasks: dict[str, Path], harness: str) 
     sandbox = create(SANDBOXES, "local", "sandbox")
     good = replay_task(tasks["repair"], harness, sandbox)
     assert good.status == "ok" and good.reward == 1.0, (good.reasons, good.stderr_tail)
+    # default: the harness runs in the local sandbox when it is usable (root)
+    assert good.harness_sandbox == ("local" if os.geteuid() == 0 else None)
     assert good.harness_version == version
     assert good.guard_calls == 2 and not good.blocks
     assert good.session_tool_calls == 2

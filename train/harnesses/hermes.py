@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.protocols import HarnessRun
-from trajforge.train.harnesses.base import Action, run_process, tail, version_of
+from trajforge.train.harnesses.base import (
+    UNEXPOSABLE,
+    Action,
+    HostRunner,
+    Runner,
+    tail,
+    version_of,
+)
 
 HERMES_VERSION = "0.19.0"
 PACKAGE = f"hermes-agent=={HERMES_VERSION}"
@@ -84,18 +91,29 @@ class HermesHarness:
             return {"name": "patch", "arguments": args}
         raise ValueError(f"hermes has no tool for action {verb!r}")
 
+    def sandbox_paths(self) -> tuple[list[Path], str | None]:
+        python = hermes_python()
+        venv, base = python.parent.parent, python.resolve().parent.parent
+        for path in (venv, base):
+            if str(path).startswith(UNEXPOSABLE):
+                return [], f"the hermes venv {path} is under a folder the local sandbox cannot show"
+        return [venv, base], None
+
     def run(
         self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
-        root = workspace.parent
-        home = root / "home"
-        (home / ".hermes").mkdir(parents=True, exist_ok=True)
-        env = {
+        runner = HostRunner(workspace.parent, workspace)
+        return self.run_with(request, runner, base_url, api_key, timeout_s)
+
+    def run_with(
+        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        hermes_home = runner.write("home/.hermes/.keep", "").parent
+        extra = {
             "PATH": "/usr/bin:/bin",
-            "HOME": str(home),
-            "HERMES_HOME": str(home / ".hermes"),
+            "HERMES_HOME": str(hermes_home),
             "TERMINAL_ENV": "local",
-            "TERMINAL_CWD": str(workspace),
+            "TERMINAL_CWD": str(runner.workspace),
             "LANG": "C.UTF-8",
         }
         cfg = {
@@ -105,12 +123,12 @@ class HermesHarness:
             "max_iterations": self.max_iterations,
         }
         argv = [str(hermes_python()), "-c", DRIVER, json.dumps(cfg)]
-        proc = run_process(argv, workspace, env, timeout_s)
+        proc = runner.run(argv, runner.env(extra, inherit=False), timeout_s)
         log_path = None
         for name in TRAJECTORIES:
-            found = workspace / name
+            found = runner.host_workspace / name
             if found.exists():
-                log_path = root / "session.jsonl"
+                log_path = runner.host_root / "session.jsonl"
                 found.replace(log_path)
         return HarnessRun(
             exit_code=proc.exit_code,

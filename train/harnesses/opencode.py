@@ -3,8 +3,9 @@
 Same invocation as ``tests/fixtures/generate_opencode.py``: an ``@ai-sdk/openai-compatible``
 provider as the only model, every permission allowed, XDG folders under the run's root; the
 session is then exported with ``opencode export ID`` to ``session.json`` beside the workspace.
-opencode fetches ``@ai-sdk/openai-compatible`` from npm on first use (cached under the run's
-HOME, so each run needs npm access).
+opencode 1.18 bundles ``@ai-sdk/openai-compatible``; at start it also asks npm about plugin
+packages (``@opencode-ai/plugin`` ...) and carries on when npm cannot be reached, so it runs
+inside the sandbox without network.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from typing import Any
 from trajforge.protocols import HarnessRun
 from trajforge.train.harnesses.base import (
     Action,
+    HostRunner,
+    Runner,
     absolute,
-    isolated_env,
-    run_process,
+    node_cli_paths,
+    node_path,
     tail,
     version_of,
 )
@@ -27,7 +30,7 @@ OPENCODE_VERSION = "1.18.33"
 PACKAGE = f"opencode-ai@{OPENCODE_VERSION}"
 
 
-def write_config(home: Path, base_url: str, api_key: str) -> Path:
+def config_json(base_url: str, api_key: str) -> str:
     """An opencode.json with one openai-compatible provider and everything allowed."""
     config = {
         "$schema": "https://opencode.ai/config.json",
@@ -50,31 +53,32 @@ def write_config(home: Path, base_url: str, api_key: str) -> Path:
         "autoupdate": False,
         "share": "disabled",
     }
+    return json.dumps(config, indent=2)
+
+
+def write_config(home: Path, base_url: str, api_key: str) -> Path:
+    """Write :func:`config_json` to ``home/opencode.json`` (the fixture generator's config)."""
     home.mkdir(parents=True, exist_ok=True)
     path = home / "opencode.json"
-    path.write_text(json.dumps(config, indent=2))
+    path.write_text(config_json(base_url, api_key))
     return path
 
 
-def opencode_env(root: Path, config: Path, workspace: Path) -> dict[str, str]:
-    """Environment confining opencode to the run's HOME."""
-    home = root / "home"
-    return isolated_env(
-        root,
-        {
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local" / "share"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_STATE_HOME": str(home / ".local" / "state"),
-            "OPENCODE_CONFIG": str(config),
-            "OPENCODE_DISABLE_AUTOUPDATE": "1",
-            "OPENCODE_DISABLE_MODELS_FETCH": "1",
-            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
-            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-            "PWD": str(workspace),
-            "TERM": "dumb",
-        },
-    )
+def opencode_env(home: Path, config: Path, workspace: Path) -> dict[str, str]:
+    """Variables confining opencode to the run's HOME."""
+    return {
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENCODE_CONFIG": str(config),
+        "OPENCODE_DISABLE_AUTOUPDATE": "1",
+        "OPENCODE_DISABLE_MODELS_FETCH": "1",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+        "PWD": str(workspace),
+        "TERM": "dumb",
+    }
 
 
 def session_id_from(stdout: str) -> str | None:
@@ -115,21 +119,29 @@ class OpencodeHarness:
             return {"name": "edit", "arguments": args}
         raise ValueError(f"opencode has no tool for action {kind!r}")
 
+    def sandbox_paths(self) -> tuple[list[Path], str | None]:
+        return node_cli_paths(self.binary, needs_node=False)
+
     def run(
         self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
-        root = workspace.parent
-        env = opencode_env(root, write_config(root / "home", base_url, api_key), workspace)
-        proc = run_process(
-            [self.binary, "run", "--format", "json"], workspace, env, timeout_s, request
-        )
+        runner = HostRunner(workspace.parent, workspace)
+        return self.run_with(request, runner, base_url, api_key, timeout_s)
+
+    def run_with(
+        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        config = runner.write("home/opencode.json", config_json(base_url, api_key))
+        env = runner.env(opencode_env(runner.root / "home", config, runner.workspace))
+        env["PATH"] = node_path(self.binary, env.get("PATH", ""))
+        proc = runner.run([self.binary, "run", "--format", "json"], env, timeout_s, request)
         sid = session_id_from(proc.stdout)
         log_path = None
         if sid is not None and not proc.timed_out:
-            export = run_process([self.binary, "export", sid], workspace, env, timeout_s)
+            export = runner.run([self.binary, "export", sid], env, timeout_s)
             text = export.stdout[export.stdout.find("{") :] if "{" in export.stdout else ""
             if export.exit_code == 0 and text:
-                log_path = root / "session.json"
+                log_path = runner.host_root / "session.json"
                 log_path.write_text(text)
         return HarnessRun(
             exit_code=proc.exit_code,

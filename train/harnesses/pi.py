@@ -13,9 +13,11 @@ from typing import Any
 from trajforge.protocols import HarnessRun
 from trajforge.train.harnesses.base import (
     Action,
+    HostRunner,
+    Runner,
     absolute,
-    isolated_env,
-    run_process,
+    node_cli_paths,
+    node_path,
     tail,
     version_of,
 )
@@ -26,7 +28,7 @@ PROVIDER = "scripted"
 MODEL = "scripted"
 
 
-def write_models_json(agent_dir: Path, base_url: str, api_key: str) -> None:
+def models_json(base_url: str, api_key: str) -> str:
     """pi's provider config: one OpenAI-completions provider at ``base_url``."""
     models = {
         "providers": {
@@ -39,8 +41,7 @@ def write_models_json(agent_dir: Path, base_url: str, api_key: str) -> None:
             }
         }
     }
-    agent_dir.mkdir(parents=True, exist_ok=True)
-    (agent_dir / "models.json").write_text(json.dumps(models, indent=2))
+    return json.dumps(models, indent=2)
 
 
 class PiHarness:
@@ -68,18 +69,28 @@ class PiHarness:
             return {"name": "bash", "arguments": {"command": action[1]}}
         raise ValueError(f"pi has no tool for action {kind!r}")
 
+    def sandbox_paths(self) -> tuple[list[Path], str | None]:
+        return node_cli_paths(self.binary)
+
     def run(
         self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
-        root = workspace.parent
-        sessions = root / "sessions"
-        write_models_json(root / "agent", base_url, api_key)
-        env = isolated_env(root, {"PI_CODING_AGENT_DIR": str(root / "agent"), "PI_OFFLINE": "1"})
+        runner = HostRunner(workspace.parent, workspace)
+        return self.run_with(request, runner, base_url, api_key, timeout_s)
+
+    def run_with(
+        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        agent = runner.write("agent/models.json", models_json(base_url, api_key)).parent
+        sessions = runner.root / "sessions"
+        env = runner.env({"PI_CODING_AGENT_DIR": str(agent), "PI_OFFLINE": "1"})
+        env["PATH"] = node_path(self.binary, env.get("PATH", ""))
         argv = [self.binary, "--print", "--provider", PROVIDER, "--model", MODEL]
         argv += ["--session-dir", str(sessions), "--no-extensions", "--no-skills"]
         argv += ["--no-prompt-templates", "--no-context-files", request]
-        proc = run_process(argv, workspace, env, timeout_s)
-        logs = sorted(sessions.glob("*.jsonl"))
+        proc = runner.run(argv, env, timeout_s)
+        found = runner.fetch("sessions")
+        logs = sorted(found.glob("*.jsonl")) if found else []
         return HarnessRun(
             exit_code=proc.exit_code,
             timed_out=proc.timed_out,

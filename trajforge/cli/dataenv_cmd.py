@@ -24,6 +24,11 @@ from trajforge.cli.common import (
     print_json,
     progress,
 )
+from trajforge.executors import ExecutorConfig, make_executor
+from trajforge.protocols import Executor
+from trajforge.registry import EXECUTORS
+
+EXECUTOR_HELP = "|".join(EXECUTORS) + ": where drafts' queries run (ray needs the ray extra)."
 
 dataenv_app = typer.Typer(
     name="dataenv",
@@ -60,6 +65,16 @@ def build_command(
     output: Annotated[Path, typer.Option("-o", "--output", help="Output folder (OUT).")] = Path(),
     count: Annotated[int, typer.Option("--count", "-n", help="How many tasks.")] = 150,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed → same tasks).")] = 0,
+    executor_name: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = "local",
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", min=1, help="local executor: worker processes.")
+    ] = 1,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Generate COUNT question/answer tasks over DATA into OUT/tasks/."""
@@ -71,9 +86,15 @@ def build_command(
     if count < 1:
         err.print(f"[red]error:[/red] --count must be at least 1, got {count}")
         raise typer.Exit(EXIT_UNUSABLE)
+    executor = _executor(executor_name, jobs, ray_address)
     start = time.perf_counter()
     advance, finish = _ticker(count, "dataenv build", as_json)
-    report = build(list(data or []), output, count=count, seed=seed, on_task=advance)
+    try:
+        report = build(
+            list(data or []), output, count=count, seed=seed, on_task=advance, executor=executor
+        )
+    finally:
+        executor.close()
     finish()
     summary: dict[str, Any] = {
         "out": str(output),
@@ -85,6 +106,7 @@ def build_command(
         "difficulties": {str(k): v for k, v in sorted(report.difficulties.items())},
         "dropped": report.dropped,
         "attempts": report.attempts,
+        "errors": report.errors,
         "seconds": round(time.perf_counter() - start, 3),
         "ids": report.ids,
     }
@@ -98,7 +120,19 @@ def build_command(
             f"[yellow]only {len(report.ids)} of {count} distinct tasks could be generated "
             f"from these tables[/yellow]"
         )
-    raise typer.Exit(EXIT_PARTIAL if short else EXIT_OK)
+    for error in report.errors:
+        err.print(f"[red]failed:[/red] {error}")
+    raise typer.Exit(EXIT_PARTIAL if short or report.errors else EXIT_OK)
+
+
+def _executor(name: str, jobs: int, address: str | None) -> Executor:
+    """The executor named by ``--executor`` (a usage error names the known ones)."""
+    if name not in EXECUTORS:
+        known = ", ".join(EXECUTORS)
+        raise typer.BadParameter(
+            f"unknown executor {name!r}; known: {known}", param_hint="--executor"
+        )
+    return make_executor(name, ExecutorConfig(jobs=jobs, address=address, start_method="spawn"))
 
 
 def _print_build(summary: dict[str, Any]) -> None:

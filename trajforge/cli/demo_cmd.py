@@ -2,8 +2,9 @@
 
 Reconstruct the samples and generate data-analysis tasks from the bundled tables, validate every
 candidate (mined hidden tests, the control matrix in the sandbox), print the yield funnel per
-family, split the accepted tasks into a dataset revision, push it to a local git hub, and audit
-the sample sessions with the guard.
+family, split the accepted tasks into a dataset revision, push it to a local git hub, evaluate
+(scripted replay vs give-up, in pi) and train (a tiny local model, two GRPO steps) on the pushed
+revision, and audit the sample sessions with the guard.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.table import Table
 
 import trajforge
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json, progress
+from trajforge.cli.demo_learn import print_learn
 from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct import pipeline
@@ -64,7 +66,7 @@ def demo(
         list(bar)  # close the progress bar
         meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
         validation = report.write_reports(output, meta)
-    later = {"dataenv": dataenv, **(_later_stages(output, sandbox) if validation else {})}
+    later = {"dataenv": dataenv, **(_later_stages(output, sandbox, as_json) if validation else {})}
     if as_json:
         print_json(
             {"reconstruct": summary.model_dump(mode="json"), "validate": validation, **later}
@@ -76,8 +78,9 @@ def demo(
     raise typer.Exit(EXIT_PARTIAL if failed else 0)
 
 
-def _later_stages(output: Path, sandbox: Sandbox) -> dict[str, object]:
-    """Split the accepted tasks, push the revision to a local git hub, audit the samples."""
+def _later_stages(output: Path, sandbox: Sandbox, quiet: bool) -> dict[str, object]:
+    """Split, push to a local git hub, eval + train on the pushed revision, audit the samples."""
+    from trajforge.cli.demo_learn import learn
     from trajforge.cli.split_cmd import versions
     from trajforge.guard.audit import audit
     from trajforge.guard.rules import load_bundle
@@ -92,7 +95,9 @@ def _later_stages(output: Path, sandbox: Sandbox) -> dict[str, object]:
     except UsageError as exc:  # re-validated tasks (e.g. after an upgrade) under the same tag
         pushed = {"refused": str(exc)}
     guard = audit([SAMPLES], load_bundle())
+    learned = learn(output, REVISION, quiet) if "refused" not in pushed else {}
     return {
+        **learned,
         "replay": _replay_repairs(output, sandbox),
         "split": splitted.model_dump(mode="json"),
         "push": pushed,
@@ -143,6 +148,7 @@ def _print_later(later: dict[str, object]) -> None:
             out.print(f"replay through a real harness skipped: {replay['skipped']}")
         else:
             out.print(f"replayed through pi {replay['version']}: rewards {replay['rewards']}")
+    print_learn(later)
     if isinstance(guard, dict):
         out.print(
             f"guard bundle {guard['bundle']}: {guard['calls']} recorded tool calls in "

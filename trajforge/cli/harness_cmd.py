@@ -102,7 +102,9 @@ def replay(
     task_dir: Path = typer.Argument(..., help="An accepted task folder (OUT/tasks/<id>)."),
     harness: str = typer.Option(..., "--harness", help="pi, opencode or hermes."),
     policy: str = typer.Option(
-        "replay", "--policy", help="replay: the recorded episode; cheat: the cheating script."
+        "replay",
+        "--policy",
+        help="replay: the recorded episode; cheat: the cheating script; give_up: answer at once.",
     ),
     session: Path | None = typer.Option(
         None, "--session", help="Source session file (default: the task's source.path)."
@@ -113,13 +115,19 @@ def replay(
         None, "--keep", help="Keep the run (workspace, session log) in this new folder."
     ),
     backend: str = typer.Option("local", "--sandbox", help="Verifier sandbox: local or docker."),
+    on_host: bool | None = typer.Option(
+        None,
+        "--harness-on-host/--harness-in-sandbox",
+        help="Where the harness process runs (default: the local sandbox when usable, "
+        "else the host).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """Replay a task's recorded episode through a real harness behind the guard; print reward."""
-    from trajforge.train.replay import Budget, replay_task
+    from trajforge.train.replay import POLICIES, Budget, replay_task
 
-    if policy not in ("replay", "cheat"):
-        raise UsageError(f"--policy {policy!r}: expected replay or cheat")
+    if policy not in POLICIES:
+        raise UsageError(f"--policy {policy!r}: expected one of {', '.join(POLICIES)}")
     if not (task_dir / "task.json").is_file():
         raise UsageError(f"{task_dir}: no task.json (expected a folder OUT/tasks/<id>)")
     if keep is not None and keep.exists():
@@ -128,7 +136,7 @@ def replay(
         raise UsageError("--max-steps must be >= 1 and --timeout > 0")
     sandbox = create(SANDBOXES, backend, "sandbox")
     budget = Budget(max_steps=max_steps, timeout_s=timeout)
-    result = replay_task(task_dir, harness, sandbox, policy, budget, session, keep)  # type: ignore[arg-type]
+    result = replay_task(task_dir, harness, sandbox, policy, budget, session, keep, on_host)
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:
@@ -141,18 +149,25 @@ def _print(doc: dict[str, Any]) -> None:
     colour = "green" if doc["status"] == "ok" else "red"
     out.print(
         f"[{colour}]{doc['status']}[/{colour}] {doc['task']} via {doc['harness']} "
-        f"{doc['harness_version']}: reward {doc['reward']:.2f}"
+        f"{doc['harness_version']}: reward {_reward(doc['reward'])}"
     )
     out.print(
         f"  guard: {doc['guard_calls']} calls, {len(doc['blocks'])} blocked; "
         f"session log: {doc['session_tool_calls']} tool calls; wall {doc['wall_s']:.1f}s"
     )
+    where = f"{doc['harness_sandbox']} sandbox" if doc["harness_sandbox"] else "host"
+    revision = (doc["harness_revision"] or "none seen")[:16]
+    out.print(f"  harness ran on: {where}; harness revision {revision}")
     for block in doc["blocks"]:
         out.print(f"  [red]blocked[/red] {block['tool']}: {block['rule']} ({block['reason']})")
     for reason in doc["reasons"]:
         out.print(f"  {reason}")
     if doc["status"] == "error" and doc["stderr_tail"]:
         out.print(doc["stderr_tail"])
+
+
+def _reward(value: float | None) -> str:
+    return "unscored" if value is None else f"{value:.2f}"
 
 
 def register(app: typer.Typer) -> None:

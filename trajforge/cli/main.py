@@ -44,11 +44,13 @@ def _register() -> None:
     from trajforge.cli import (
         dataenv_cmd,
         demo_cmd,
+        eval_cmd,
         guard_cmd,
         harness_cmd,
         reconstruct_cmd,
         sandbox_cmd,
         split_cmd,
+        train_cmd,
         validate_cmd,
     )
 
@@ -59,6 +61,8 @@ def _register() -> None:
         split_cmd,
         guard_cmd,
         harness_cmd,
+        train_cmd,
+        eval_cmd,
         sandbox_cmd,
         demo_cmd,
     ):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,15 +11,18 @@ from rich.table import Table
 
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json
 from trajforge.errors import UsageError
-from trajforge.protocols import Sandbox
+from trajforge.executors import ExecutorConfig, make_executor
+from trajforge.protocols import Executor, Sandbox
 from trajforge.records import Task, load_record
-from trajforge.registry import SANDBOXES, create
-from trajforge.verifiers.teacher.client import Prices, TeacherClient, parse_spec
-from trajforge.verifiers.teacher.loop import Teacher
+from trajforge.registry import EXECUTORS, SANDBOXES, create
+from trajforge.verifiers.teacher.client import parse_spec
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
+from trajforge.verifiers.validate.remote import make_teacher
 from trajforge.verifiers.validate.single import Context
 from trajforge.verifiers.validate.verify import verify_answer, verify_files
+
+EXECUTOR_HELP = "|".join(EXECUTORS) + ": where tasks are validated (ray needs the ray extra)."
 
 
 def _sandbox(backend: str) -> Sandbox:
@@ -38,27 +40,31 @@ def _teacher(teacher: str) -> None:
         parse_spec(teacher)
 
 
-def _teach(teacher: str, cfg: ValidateConfig, out_dir: Path) -> Teacher | None:
-    """The openai teacher hook; None for the mined teacher."""
-    if teacher == "mined":
-        return None
-    client = TeacherClient(
-        parse_spec(teacher),
-        dict(os.environ),
-        out_dir,
-        cfg.teacher_timeout_s,
-        cfg.teacher_concurrency,
-    )
-    return Teacher(client, Prices(cfg.teacher_usd_per_mtok_in, cfg.teacher_usd_per_mtok_out))
+def context(
+    backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined", check: bool = True
+) -> Context:
+    """Shared context for the stage: sandbox, backend, image, settings, teacher.
 
-
-def context(backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined") -> Context:
-    """Shared context for the stage: sandbox, backend, image, settings, teacher."""
-    teach = _teach(teacher, cfg, out_dir)
-    sandbox = _sandbox(backend)
+    ``check=False`` (``--executor ray``): the sandbox is made but not probed here — each
+    worker makes and probes its own.
+    """
+    teach = make_teacher(teacher, cfg, out_dir)
+    sandbox = _sandbox(backend) if check else create(SANDBOXES, backend, "sandbox")
     image = str(getattr(sandbox, "image", "host"))
     base_dirs = (out_dir.resolve().parent,)
     return Context(sandbox, backend, image, cfg, base_dirs, teacher, teach)
+
+
+def _executor(name: str, jobs: int, address: str | None) -> Executor | None:
+    """None for local (this process, ``-j`` threads); the named executor otherwise."""
+    if name not in EXECUTORS:
+        known = ", ".join(EXECUTORS)
+        raise typer.BadParameter(
+            f"unknown executor {name!r}; known: {known}", param_hint="--executor"
+        )
+    if name == "local":
+        return None
+    return make_executor(name, ExecutorConfig(jobs=jobs, address=address))
 
 
 def validate(
@@ -69,7 +75,13 @@ def validate(
         "--teacher",
         help="Hidden tests: mined (offline) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).",
     ),
-    jobs: int = typer.Option(1, "-j", "--jobs", min=1, help="Tasks validated in parallel."),
+    jobs: int = typer.Option(
+        1, "-j", "--jobs", min=1, help="local executor: tasks validated in parallel."
+    ),
+    executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
+    ),
     config: Path | None = typer.Option(None, "--config", help="TOML file of settings."),
     overrides: list[str] = typer.Option([], "--set", help="Setting override KEY=VALUE."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
@@ -81,7 +93,8 @@ def validate(
         raise UsageError(
             f"{out_dir}: no tasks/ folder; run `trajforge reconstruct ... -o {out_dir}`"
         )
-    ctx = context(backend, cfg, out_dir, teacher)
+    executor = _executor(executor_name, jobs, ray_address)
+    ctx = context(backend, cfg, out_dir, teacher, check=executor is None)
     total = len(run.task_dirs(out_dir))
     columns = (
         TextColumn("[bold]{task.description}"),
@@ -91,7 +104,11 @@ def validate(
     )
     with Progress(*columns, console=err, transient=True, disable=as_json) as bar:
         job = bar.add_task("validate", total=total)
-        rows = run.run(out_dir, ctx, jobs, on_done=lambda _row: bar.advance(job))
+        try:
+            rows = run.run(out_dir, ctx, jobs, lambda _row: bar.advance(job), executor)
+        finally:
+            if executor is not None:
+                executor.close()
     meta = {"backend": backend, "image": ctx.image, "config": cfg.model_dump(mode="json")}
     doc = report.write_reports(out_dir, meta)
     doc["run"] = {

@@ -20,8 +20,17 @@ from typing import Any
 
 from trajforge.records import Task, Validation
 from trajforge.verifiers.teacher.client import Answer, Prices, TeacherClient, TeacherError
-from trajforge.verifiers.teacher.prompts import SYSTEM, changed_sources, first_prompt, parse_answer
+from trajforge.verifiers.teacher.prompts import (
+    INSTRUCTION_SYSTEM,
+    SYSTEM,
+    changed_sources,
+    first_prompt,
+    instruction_prompt,
+    parse_answer,
+    parse_instruction,
+)
 from trajforge.verifiers.validate.files import read_tree, write_tree
+from trajforge.verifiers.validate.instruction import Brief, Written
 from trajforge.verifiers.validate.single import HIDDEN_DIR, Context, judge_task, prepare
 
 log = logging.getLogger(__name__)
@@ -196,7 +205,9 @@ def _stamp(validation: Validation, record: Record) -> Validation:
 
 class Teacher:
     """The ``Context.teach`` hook: build / extend / repair tasks get the teacher's tests;
-    other families (qa) keep the offline checks of the mined path."""
+    other families (qa) keep the offline checks of the mined path. Also the instruction
+    writer of accepted tasks (:class:`~trajforge.verifiers.validate.instruction.InstructionWriter`).
+    """
 
     def __init__(self, client: TeacherClient, prices: Prices) -> None:
         self.client = client
@@ -208,3 +219,19 @@ class Teacher:
             task, hidden = prepare(task_dir, task)
             return task, judge_task(task_dir, task, hidden, ctx)
         return teach(task_dir, task, ctx, self.client, self.prices)
+
+    def write_instruction(self, brief: Brief) -> Written:
+        """The agent-facing instruction, from the request, interface and what must not leak."""
+        messages = [
+            {"role": "system", "content": INSTRUCTION_SYSTEM},
+            {"role": "user", "content": instruction_prompt(brief)},
+        ]
+        answer = self.client.ask(messages)
+        usage = {
+            "teacher": f"openai:{self.client.model}",
+            "prompt_tokens": answer.prompt_tokens,
+            "completion_tokens": answer.completion_tokens,
+            "cached": answer.cached,
+            "cost_usd": round(self.prices.cost(answer), 6),
+        }
+        return Written(parse_instruction(answer.text), usage)

@@ -10,6 +10,7 @@ import jinja2
 
 from trajforge.reconstruct.families import is_test_file
 from trajforge.records import Task
+from trajforge.verifiers.validate.instruction import Brief
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("trajforge.verifiers.teacher", "prompts"),
@@ -18,6 +19,11 @@ _ENV = jinja2.Environment(
     autoescape=False,
 )
 _BLOCK = re.compile(r"```[a-zA-Z0-9_+-]*[ \t]+file=(\S+)[^\n]*\n(.*?)```", re.DOTALL)
+_WHOLE_FENCE = re.compile(r"```[a-zA-Z]*\n(.*)\n```", re.DOTALL)
+INSTRUCTION_SYSTEM = (
+    "You write task instructions for coding agents. You state the interface the agent's "
+    "work must provide and never reveal anything about the hidden tests."
+)
 SYSTEM = (
     "You write hidden pytest tests that decide whether a solution to a coding task is "
     "correct. Answer only with test files in fenced blocks, each opened with "
@@ -77,12 +83,30 @@ def first_prompt(
     examples = {p: t for p, t in sorted(oracle.items()) if is_test_file(p)}
     template = _ENV.get_template(f"{task.family}.j2")
     return template.render(
-        instruction=task.instruction,
+        instruction=task.request if task.request is not None else task.instruction,
         contract="\n".join(lines),
         changed=changed,
         examples=examples,
         hidden_name=hidden_name,
     )
+
+
+def instruction_prompt(brief: Brief) -> str:
+    """The request for an agent-facing instruction (``instruction.j2``)."""
+    return _ENV.get_template("instruction.j2").render(
+        family=brief.family,
+        request=brief.request,
+        interface=brief.interface,
+        required=brief.required,
+        forbidden=brief.forbidden.listing(),
+    )
+
+
+def parse_instruction(text: str) -> str:
+    """The instruction of an answer: its text, unwrapped when fenced as a whole."""
+    body = text.strip()
+    fenced = _WHOLE_FENCE.fullmatch(body)
+    return (fenced.group(1) if fenced else body).strip()
 
 
 def parse_answer(text: str) -> tuple[dict[str, str], list[str]]:

@@ -58,9 +58,15 @@ def _hash_folder(digest: hashlib._Hash, root: Path, label: str) -> None:
 
 
 def content_hash(task_dir: Path, task: Task, folders: Iterable[str]) -> str:
-    """sha256 over task.json (without its validation) and every file of ``folders``."""
+    """sha256 over task.json (without its validation) and every file of ``folders``.
+
+    The record is hashed as it was before its instruction was rewritten (the request in
+    ``instruction``, no ``request`` key), so the rewrite after validation keeps the key valid.
+    """
     digest = hashlib.sha256()
-    record = task.model_dump(mode="json", exclude={"validation"})
+    record = task.model_dump(mode="json", exclude={"validation", "request"})
+    if task.request is not None:
+        record["instruction"] = task.request
     digest.update(canonical_json(record))
     for folder in sorted(set(folders)):
         _hash_folder(digest, task_dir / folder, folder)

@@ -18,8 +18,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import RecordError, SandboxError, UsageError
+from trajforge.protocols import Executor
 from trajforge.records import Task, Validation, dump_record, load_record
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
+from trajforge.verifiers.validate.instruction import finalise
 from trajforge.verifiers.validate.single import Context, finish, judge_task, key_of, prepare
 
 log = logging.getLogger(__name__)
@@ -68,7 +70,7 @@ def clean_leftovers(out: Path) -> int:
     return count
 
 
-def _row(task: Task, cached: bool, wall: float) -> TaskRow:
+def row_of(task: Task, cached: bool, wall: float) -> TaskRow:
     v = task.validation
     return TaskRow(
         id=task.id,
@@ -98,7 +100,7 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
         key, files_hash = key_of(task_dir, task, ctx)
         stored = task.validation
         if stored.status in CACHEABLE and stored.evidence.get("cache_key") == key:
-            return _row(task, True, time.monotonic() - started)
+            return row_of(task, True, time.monotonic() - started)
         if ctx.teach is None:
             validation = judge_task(task_dir, task, hidden, ctx)
         else:
@@ -110,20 +112,36 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
         log.warning("task %s failed", task_dir.name, exc_info=True)
         validation = Validation(status="error", reasons=(f"{type(exc).__name__}: {exc}",))
     validation = finish(validation, task, key, files_hash, ctx, started)
-    task = task.model_copy(update={"validation": validation})
+    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teach)
     write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
-    return _row(task, False, time.monotonic() - started)
+    return row_of(task, False, time.monotonic() - started)
 
 
 def run(
-    out: Path, ctx: Context, jobs: int = 1, on_done: Callable[[TaskRow], None] | None = None
+    out: Path,
+    ctx: Context,
+    jobs: int = 1,
+    on_done: Callable[[TaskRow], None] | None = None,
+    executor: Executor | None = None,
 ) -> list[TaskRow]:
-    """Validate every task under ``out``; rows in task-id order."""
+    """Validate every task under ``out``; rows in task-id order.
+
+    With no ``executor``, tasks run in this process (``jobs`` threads share ``ctx``); with one
+    (``--executor ray``), each task is a work item (:mod:`.remote`) and this process writes
+    what it changed. Data-analysis tasks are validated here in one batch either way.
+    """
     clean_leftovers(out)
     dirs = task_dirs(out)
     data = [d for d in dirs if _is_data(d)]
     rows: dict[str, TaskRow] = {}
-    for row in _iterate([d for d in dirs if d not in data], ctx, max(1, jobs)):
+    todo = [d for d in dirs if d not in data]
+    if executor is None:
+        found = _iterate(todo, ctx, max(1, jobs))
+    else:
+        from trajforge.verifiers.validate.remote import run_on
+
+        found = run_on(executor, todo, ctx, out)
+    for row in found:
         rows[row.id] = row
         if on_done is not None:
             on_done(row)
@@ -160,7 +178,7 @@ def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
             validation = stored.model_copy(update={"evidence": evidence})
             task = task.model_copy(update={"validation": validation})
             write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
-    return [_row(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
+    return [row_of(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
 
 
 def _is_data(task_dir: Path) -> bool:

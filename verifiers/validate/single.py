@@ -30,6 +30,7 @@ from trajforge.verifiers.validate.files import (
 )
 from trajforge.verifiers.validate.hidden import mined_tests, weakening
 from trajforge.verifiers.validate.history import Episode, load_episode
+from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 
 HIDDEN_DIR = "tests"
@@ -76,6 +77,7 @@ def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
     """(cache key, files hash) of the task as it is on disk now."""
     files_hash = content_hash(task_dir, task, folders(task))
     settings = ctx.config.model_dump(mode="json")
+    settings["instruction_rewrite"] = REWRITE_VERSION
     if ctx.teacher != "mined":
         settings["teacher"] = ctx.teacher
     return cache_key(files_hash, settings, ctx.backend), files_hash

@@ -36,8 +36,8 @@ def reward_of(run: RunOutcome, dropped: list[str]) -> tuple[float, bool]:
 
 
 def verify_answer(task: Task, answer: str) -> dict[str, Any]:
-    """Reward of an answer to a qa task."""
-    if task.family != "qa":
+    """Reward of an answer to a qa or data-analysis task."""
+    if task.family != "qa" and task.verifier.kind != "answer":
         raise UsageError(f"task {task.id} is a {task.family} task: give --files DIR, not --answer")
     check = check_answer(expected_answer(task), answer)
     test = {
@@ -50,8 +50,8 @@ def verify_answer(task: Task, answer: str) -> dict[str, Any]:
 
 def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -> dict[str, Any]:
     """Reward of a solution folder for a build / extend / repair task."""
-    if task.family == "qa" or task.verifier.command is None:
-        raise UsageError(f"task {task.id} has no check command: give --answer TEXT for qa tasks")
+    if task.family == "qa" or task.verifier.kind == "answer" or task.verifier.command is None:
+        raise UsageError(f"task {task.id} is answered, not built: give --answer TEXT")
     if not solution.is_dir():
         raise UsageError(f"--files {solution}: not a directory")
     files = layered_solution(task_dir, task, read_tree(solution))

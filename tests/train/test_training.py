@@ -1,0 +1,223 @@
+"""``trajforge train`` end to end on CPU: tiny local models, the real pi harness, GRPO + LoRA.
+
+The dataset is built for real (reconstruct the pi fixture sessions → validate → split); each
+rollout goes through the real pi CLI, the guard proxy, the capture proxy and the in-process
+policy server, and is scored by the task's hidden verifier in the local sandbox. Needs the
+``[train]`` extra (torch, trl, peft) and the pi CLI; skips loudly without them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajforge.records import DeploymentUnit, load_record
+from trajforge.registry import HARNESSES, create
+
+REPO = Path(__file__).resolve().parents[2]
+SESSIONS = REPO / "tests" / "fixtures" / "sessions" / "pi"
+EXAMPLE = REPO / "examples" / "train-tiny-cpu.toml"
+
+pytestmark = pytest.mark.slow
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "trajforge.cli.main", *args]
+    full = {**os.environ, **(env or {})}
+    return subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO, env=full)
+
+
+def need_training() -> None:
+    missing = [m for m in ("torch", "trl", "peft") if find_spec(m) is None]
+    if missing:
+        pytest.skip(f"!! training extra missing ({missing}): pip install -e '.[train]'")
+    if create(HARNESSES, "pi", "harness").version() is None:
+        pytest.skip("!! pi CLI not installed: run `trajforge harness install`")
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset revision (all tasks in train) from the pi repair and build sessions."""
+    out = tmp_path_factory.mktemp("train-tasks")
+    made = cli(
+        "reconstruct", str(SESSIONS / "repair.jsonl"), str(SESSIONS / "build.jsonl"), "-o", str(out)
+    )
+    assert made.returncode == 0, made.stderr
+    checked = cli("validate", str(out), "--set", "max_mutants=2")
+    assert checked.returncode == 0, checked.stderr
+    data = tmp_path_factory.mktemp("train-data") / "dataset"
+    split = cli("split", str(out), "-o", str(data), "--eval-per-family", "0", "--revision", "t1")
+    assert split.returncode == 0, split.stderr
+    return data
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {"TRAJFORGE_MODELS": str(tmp_path_factory.mktemp("models"))}
+
+
+def run_train(
+    dataset: Path, out: Path, env: dict[str, str], *sets: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    args = ["train", "--config", str(EXAMPLE), "--output-dir", str(out), "--json"]
+    args += ["--set", f"dataset.path={json.dumps(str(dataset))}", "--set", "dataset.families=[]"]
+    args += ["--set", "dataset.limit=1"]
+    for item in sets:
+        args += ["--set", item]
+    proc = cli(*args, env=env)
+    doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    return proc, doc
+
+
+@pytest.mark.parametrize(
+    ("arch", "targets"),
+    [
+        ("qwen2", {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}),
+        ("lfm2", {"q_proj", "k_proj", "v_proj", "out_proj", "in_proj", "w1", "w2", "w3"}),
+    ],
+)
+def test_tiny_grpo_through_pi_saves_rank_32_adapter(
+    dataset: Path, models: dict[str, str], tmp_path: Path, arch: str, targets: set[str]
+) -> None:
+    need_training()
+    proc, doc = run_train(dataset, tmp_path / "run", models, f'model.base="tiny:{arch}"')
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    adapter = tmp_path / "run" / "adapters" / "pi" / f"tiny-{arch}-r32"
+    assert Path(doc["adapter"]) == adapter
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    assert config["r"] == 32 and set(config["target_modules"]) == targets
+    assert not {"conv", "lm_head"} & set(config["target_modules"])
+    assert (adapter / "adapter_model.safetensors").stat().st_size > 0
+    assert (adapter / "chat_template.jinja").is_file() or "chat_template" in (
+        adapter / "tokenizer_config.json"
+    ).read_text()
+    assert sorted(p.name for p in adapter.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+
+    unit = load_record(DeploymentUnit, adapter / "deployment_unit.json")
+    assert unit.harness == "pi" and unit.harness_version and unit.base_model == f"tiny:{arch}"
+    assert unit.base_revision.startswith("sha256:") and unit.adapter_revision.startswith("sha256:")
+    assert unit.guard_bundle and unit.tool_policy
+
+    rollouts = [json.loads(line) for line in (adapter / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 4  # 2 steps x 2 generations of the one task
+    for row in rollouts:
+        assert row["harness"] == "pi" and row["status"] in ("ok", "timeout"), row["reasons"]
+        assert row["turns"] >= 1 and row["sampled_tokens"] >= 1, row
+        assert row["reward"] is not None and 0.0 <= row["reward"] <= 1.0
+        assert row["session_tool_calls"] is not None  # pi's own log parsed back
+    metrics = json.loads((adapter / "metrics.json").read_text())
+    assert metrics["rollouts"] == 4 and metrics["scored"] == 4 and metrics["block_rate"] == 0.0
+    assert set(metrics["per_family"]) == {rollouts[0]["family"]}
+    logged = [h["rewards/verifier_reward/mean"] for h in metrics["trainer_log"] if "loss" in h]
+    assert len(logged) == 2
+    by_step = [sum(r["reward"] for r in rollouts[i : i + 2]) / 2 for i in (0, 2)]
+    assert logged == pytest.approx(by_step, abs=1e-3)
+
+
+def test_config_errors_name_the_setting(dataset: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(EXAMPLE.read_text().replace("[lora]", "[lora]\nrank = 8"))
+    proc = cli("train", "--config", str(bad))
+    assert proc.returncode == 2 and "lora.rank" in proc.stderr and "Traceback" not in proc.stderr
+    proc = cli("train", "--config", str(EXAMPLE), "--set", 'lora.target_modules=["conv"]')
+    assert proc.returncode == 2 and "target_modules" in proc.stderr and "conv" in proc.stderr
+    missing = tmp_path / "missing.toml"
+    missing.write_text('harness = "pi"\n[model]\nbase = "tiny:qwen2"\n')
+    proc = cli("train", "--config", str(missing))
+    assert proc.returncode == 2 and "'dataset' is required" in proc.stderr
+    proc = cli("train", "--config", str(EXAMPLE), "--set", "grpo.per_device_batch=3")
+    assert proc.returncode == 2 and "multiple of num_generations" in proc.stderr
+    proc = cli("train", "--config", str(tmp_path / "nope.toml"))
+    assert proc.returncode == 2 and "nope.toml" in proc.stderr
+
+
+def test_async_grpo_refuses_hybrid_lfm2(
+    dataset: Path, models: dict[str, str], tmp_path: Path
+) -> None:
+    need_training()
+    proc, _ = run_train(
+        dataset, tmp_path / "run", models,
+        'model.base="tiny:lfm2"', 'trainer.backend="async_grpo"',
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "AsyncGRPOTrainer refuses hybrid models" in proc.stderr and "conv" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def _recorded(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give each scripted turn recorded engine fields whose prompts extend each other."""
+    prompt, out = list(range(100, 110)), []
+    for i, turn in enumerate(turns):
+        sampled = [200 + 10 * i, 201 + 10 * i]
+        out.append({**turn, "engine": {"prompt_token_ids": list(prompt), "token_ids": sampled,
+                                       "logprobs": [-0.5, -0.25]}})  # fmt: skip
+        prompt += [*sampled, 300 + i]  # what the harness adds before the next turn
+    return out
+
+
+def test_recorded_rollouts_blocked_score_zero_and_errors_are_unscored(
+    dataset: Path, tmp_path: Path
+) -> None:
+    need_training()
+    from trajforge.records import Task
+    from trajforge.registry import SANDBOXES
+    from trajforge.splits.materialise import materialise, open_revision
+    from trajforge.train.capture import CaptureProxy
+    from trajforge.train.grpo_rollouts import RolloutRunner, verifier_reward
+    from trajforge.train.replay import scripted_turns
+    from trajforge.train.rollout import Budget
+    from trajforge.train.scripted import ScriptedServer
+
+    folders = materialise(open_revision(str(dataset), None, tmp_path), "train", tmp_path / "t")
+    task_dir = next(f for f in folders if f.name.startswith("repair-"))
+    task = load_record(Task, task_dir / "task.json")
+    harness = create(HARNESSES, "pi", "harness")
+    turns = _recorded(scripted_turns(harness, task, task_dir, None, "cheat", tmp_path / "ws"))
+    with ScriptedServer(turns) as server:
+        capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=16, max_turns=8)
+        runner = RolloutRunner(
+            tasks={task.id: task_dir}, harness="pi",
+            sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
+            capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
+            concurrency=1, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
+        )  # fmt: skip
+        try:
+            blocked = runner([task.id])
+            capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: infrastructure error
+            broken = runner([task.id])
+        finally:
+            capture.close()
+    first, second = runner.records
+    assert first["status"] == "blocked" and first["blocks"], first
+    assert blocked["rollout_reward"] == [0.0]
+    # both recorded turns stitched: sampled tokens trained on, the harness's tokens masked
+    assert blocked["prompt_ids"] == [list(range(100, 110))]
+    assert blocked["completion_ids"] == [[200, 201, 300, 210, 211]]
+    assert blocked["env_mask"] == [[1, 1, 0, 1, 1]]
+    assert blocked["logprobs"] == [[-0.5, -0.25, 0.0, -0.5, -0.25]]
+    assert second["status"] == "error" and broken["rollout_reward"] == [None], second
+    rewards = verifier_reward([task.id] * 2, ["", ""], rollout_reward=[0.0, None])
+    assert rewards == [0.0, None]
+    assert len((tmp_path / "rollouts.jsonl").read_text().splitlines()) == 2
+
+
+@pytest.mark.parametrize(
+    "path", sorted((REPO / "examples").glob("train-*.toml")), ids=lambda p: p.name
+)
+def test_example_configs_validate(path: Path) -> None:
+    from trajforge.train.config import TARGETS, load_train_config
+
+    config = load_train_config(path, [])
+    assert config.lora.r == 32 and config.grpo.per_device_batch % config.grpo.num_generations == 0
+    assert config.model.base.startswith("tiny:") or config.model.revision
+    assert config.lora.target_modules or any(
+        t in config.model.base.lower() for t in ("tiny", "lfm")
+    )
+    assert all(not {"conv", "lm_head"} & set(t) for t in TARGETS.values())

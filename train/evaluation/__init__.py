@@ -1,0 +1,1 @@
+"""``trajforge eval``: adapter versus base inside the same harness, per family (docs/eval.md)."""

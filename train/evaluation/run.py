@@ -1,0 +1,165 @@
+"""k attempts per task per arm through the real harness, the guard proxy and the verifier.
+
+Each attempt becomes one row; an attempt that fails for any reason is a row with status
+``error`` and reward None (unscored), never a crash of the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from trajforge.protocols import Sandbox
+from trajforge.scrub import Scrubber
+from trajforge.train.evaluation.arms import ARMS, endpoint
+from trajforge.train.evaluation.config import EvalConfig, ModelArm, ScriptedArm
+from trajforge.train.evaluation.dataset import EvalTask
+from trajforge.train.replay import ON_HOST, harness_in_sandbox, replay_task
+from trajforge.train.rollout import Budget, Rollout, load_harness, run_rollout
+
+log = logging.getLogger(__name__)
+ANSWER_CHARS = 2000
+SUCCESS = 1.0
+"""Reward that counts as solving the task (every hidden test passed)."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What to run: one arm on one task, the n-th time."""
+
+    arm: str
+    """``base`` or ``adapter``."""
+    task: EvalTask
+    """The task."""
+    index: int
+    """Attempt number (0-based)."""
+
+
+def arm_label(arm: ScriptedArm | ModelArm) -> str:
+    """Short description of what produced the turns."""
+    if isinstance(arm, ScriptedArm):
+        return f"scripted:{arm.policy}"
+    return f"{arm.base_model}+{arm.adapter}" if arm.adapter else arm.base_model
+
+
+def row_of(attempt: Attempt, label: str, result: Rollout) -> dict[str, Any]:
+    """One results row from a finished rollout."""
+    scrub = Scrubber()
+    answer = scrub.text((result.answer or "")[:ANSWER_CHARS]) if result.answer else None
+    return {
+        "arm": attempt.arm,
+        "policy": label,
+        "task": attempt.task.id,
+        "family": attempt.task.family,
+        "attempt": attempt.index,
+        "status": result.status,
+        "reward": result.reward,
+        "verifier_reward": result.verifier_reward,
+        "success": None if result.reward is None else result.reward >= SUCCESS,
+        "calls": result.guard_calls,
+        "session_tool_calls": result.session_tool_calls,
+        "blocked": len(result.blocks),
+        "block_rules": sorted({str(b.get("rule")) for b in result.blocks}),
+        "wall_s": result.wall_s,
+        "reasons": list(result.reasons),
+        "answer": answer,
+        "stderr_tail": result.stderr_tail if result.status == "error" else "",
+        "rollout_id": result.rollout_id,
+    }
+
+
+def error_row(attempt: Attempt, label: str, exc: BaseException) -> dict[str, Any]:
+    """The row of an attempt that could not run at all."""
+    reason = Scrubber().text(f"{type(exc).__name__}: {exc}")
+    return {
+        "arm": attempt.arm,
+        "policy": label,
+        "task": attempt.task.id,
+        "family": attempt.task.family,
+        "attempt": attempt.index,
+        "status": "error",
+        "reward": None,
+        "verifier_reward": None,
+        "success": None,
+        "calls": 0,
+        "session_tool_calls": None,
+        "blocked": 0,
+        "block_rules": [],
+        "wall_s": 0.0,
+        "reasons": [reason],
+        "answer": None,
+        "stderr_tail": "",
+        "rollout_id": f"{attempt.arm}-{attempt.task.id}-{attempt.index}",
+    }
+
+
+def run_attempt(
+    config: EvalConfig,
+    arm: ScriptedArm | ModelArm,
+    upstream: str | None,
+    attempt: Attempt,
+    sandbox: Sandbox,
+    in_sandbox: bool = False,
+) -> dict[str, Any]:
+    """One attempt as a row; any failure becomes an ``error`` row."""
+    budget = Budget(max_steps=config.budget.max_steps, timeout_s=config.budget.timeout_s)
+    label = arm_label(arm)
+    folder = attempt.task.folder
+    try:
+        if isinstance(arm, ScriptedArm):
+            result = replay_task(
+                folder, config.harness, sandbox, arm.policy, budget, harness_on_host=not in_sandbox
+            )
+        else:
+            assert upstream is not None
+            rollout_id = f"{attempt.arm}-{attempt.task.id}-{attempt.index}"
+            result = run_rollout(
+                folder, config.harness, sandbox, upstream, label, budget, None, rollout_id,
+                harness_in_sandbox=in_sandbox,
+            )  # fmt: skip
+    except Exception as exc:  # per-attempt resilience: recorded as an error row
+        log.warning("attempt %s/%s/%d failed: %s", attempt.arm, attempt.task.id, attempt.index, exc)
+        log.debug("attempt failure", exc_info=True)
+        return error_row(attempt, label, exc)
+    return row_of(attempt, label, result)
+
+
+def attempts(config: EvalConfig, tasks: tuple[EvalTask, ...], arm: str) -> Iterator[Attempt]:
+    """The attempts of one arm, task by task."""
+    for task in tasks:
+        for index in range(config.k):
+            yield Attempt(arm, task, index)
+
+
+def run_all(
+    config: EvalConfig,
+    tasks: tuple[EvalTask, ...],
+    sandbox: Sandbox,
+    on_done: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Every attempt of both arms (base first), as rows."""
+    rows: list[dict[str, Any]] = []
+    harness, _ = load_harness(config.harness)
+    in_sandbox = harness_in_sandbox(harness, ON_HOST[config.harness_sandbox])
+
+    def done(row: dict[str, Any]) -> None:
+        rows.append(row)
+        if on_done is not None:
+            on_done(row)
+
+    for name in ARMS:
+        arm = getattr(config.arms, name)
+        with ExitStack() as stack:
+            try:
+                upstream = stack.enter_context(endpoint(arm, config))
+            except Exception as exc:  # the arm's model could not be served: every attempt errs
+                log.warning("arm %s: no endpoint: %s", name, exc)
+                for attempt in attempts(config, tasks, name):
+                    done(error_row(attempt, arm_label(arm), exc))
+                continue
+            for attempt in attempts(config, tasks, name):
+                done(run_attempt(config, arm, upstream, attempt, sandbox, in_sandbox))
+    return rows

@@ -1,0 +1,82 @@
+"""Records of a rollout: its budget and its outcome (see :mod:`trajforge.train.rollout`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from trajforge.records import SCHEMA_VERSION
+
+Status = Literal["ok", "blocked", "error", "timeout"]
+
+
+class Budget(BaseModel):
+    """Step and wall-clock budget of one run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_steps: int = Field(default=50, ge=1)
+    """Model turns the policy may take (scripts are cut; the capture proxy ends a model's run)."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Wall-clock limit of the harness process."""
+
+
+class Rollout(BaseModel):
+    """Outcome of one rollout through a real harness."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of the record schema."""
+    rollout_id: str
+    """Rollout id (the API key the harness sent; the guard proxy keys its state on it)."""
+    task: str
+    """Task id."""
+    family: str
+    """Task family (build, extend, repair, qa, data)."""
+    harness: str
+    """Harness registry name."""
+    harness_version: str | None
+    """Exact version the installed CLI reported."""
+    policy: str
+    """What produced the model turns: replay, cheat, give_up, or a model label."""
+    status: Status
+    """ok: ran and was scored; blocked: the guard blocked a call (reward 0); error / timeout."""
+    reasons: tuple[str, ...] = ()
+    """Why the status is not ok."""
+    reward: float | None
+    """Verifier reward (also after a timeout); 0 when anything was blocked; None = unscored."""
+    verifier_reward: float | None = None
+    """What the verifier said about the final workspace (None when it did not run)."""
+    tests: tuple[dict[str, Any], ...] = ()
+    """Per-test results of the verifier."""
+    policy_turns: int | None = None
+    """Turns in a scripted policy (tool-call turns + the final answer); None for a model."""
+    guard_calls: int
+    """Tool calls the guard proxy judged."""
+    blocks: tuple[dict[str, Any], ...] = ()
+    """Guard block records (rule, reason, tool)."""
+    session_log: str | None = None
+    """Session log the harness wrote (kept with ``keep``; otherwise a deleted temp path)."""
+    session_tool_calls: int | None = None
+    """Tool calls in the harness's session log, parsed back by reconstruct."""
+    answer: str | None = None
+    """The harness's last assistant text (the answer for qa tasks)."""
+    exit_code: int | None = None
+    """Harness exit code."""
+    wall_s: float
+    """Wall time of the harness process."""
+    workspace: str | None = None
+    """Final workspace folder (only with ``keep``)."""
+    stderr_tail: str = ""
+    """Last harness stderr (scrubbed), for errors."""
+    harness_sandbox: str | None = None
+    """Sandbox backend the harness process ran in (``local``); None: on the host."""
+    system_prompt_sha256: str | None = None
+    """sha256 of the harness's normalised system prompt (None: no tool-offering request seen)."""
+    tools_sha256: str | None = None
+    """sha256 of the harness's normalised tool schema (canonical JSON)."""
+    harness_revision: str | None = None
+    """sha256 over harness, version, system prompt and tools: the deployment unit's revision
+    (full texts in ``harness_revision.json`` of a kept run folder)."""

@@ -1,0 +1,265 @@
+"""``trajforge train``: GRPO + LoRA with the real harness in the loop and the verifier as reward.
+
+1. Open the dataset revision and rebuild the split's accepted tasks as task folders.
+2. Load the base model and tokenizer; LoRA (rank ``lora.r``) on the architecture's projections.
+3. TRL ``GRPOTrainer`` with ``rollout_func`` (:mod:`trajforge.train.grpo_rollouts`) and the
+   verifier reward. On CPU the policy is served in-process by :mod:`~trajforge.train.policy_server`
+   from the trainer's live model; on GPU a vLLM server (``trainer.vllm_url``) serves it.
+4. Save ``OUT/adapters/<harness>/<base-slug>-r<r>/``: adapter, tokenizer + chat template,
+   checkpoints (resume: run again with the same output dir), ``deployment_unit.json``,
+   ``metrics.json`` and ``rollouts.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from trajforge.errors import UsageError
+from trajforge.records import DeploymentUnit, Provenance, Task, dump_record, load_record
+from trajforge.registry import SANDBOXES, create
+from trajforge.train.config import TrainConfig, targets_for
+from trajforge.train.rollout import Budget, load_harness
+
+log = logging.getLogger(__name__)
+NON_ATTENTION_OK = {"full_attention", "sliding_attention"}
+
+
+def slug(base: str) -> str:
+    """A folder-safe name for a base model id."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "--")).strip("-")
+
+
+def adapter_dir(config: TrainConfig) -> Path:
+    """``OUT/adapters/<harness>/<base-slug>-r<r>``."""
+    name = f"{slug(config.model.base)}-r{config.lora.r}"
+    return config.output_dir / "adapters" / config.harness / name
+
+
+def resolve_model(config: TrainConfig) -> tuple[str, str]:
+    """(loadable path or hub id, revision) of the base model."""
+    from trajforge.train.tiny import is_tiny, resolve, weights_revision
+
+    base = config.model.base
+    if is_tiny(base):
+        folder = resolve(base)
+        return str(folder), weights_revision(folder)
+    if Path(base).is_dir():
+        return base, config.model.revision or weights_revision(Path(base))
+    if not config.model.revision:
+        raise UsageError(f"model.revision: required for hub model {base!r} (a commit or tag)")
+    return base, config.model.revision
+
+
+def check_backend(config: TrainConfig, model_config: Any) -> None:
+    """Refuse backends this machine or model cannot run, saying why and what to use."""
+    import torch
+
+    if config.trainer.backend != "async_grpo":
+        if config.trainer.vllm_url and not torch.cuda.is_available():
+            raise UsageError("trainer.vllm_url: vLLM serving needs a GPU; drop it on CPU")
+        return
+    text = (
+        model_config.get_text_config() if hasattr(model_config, "get_text_config") else model_config
+    )
+    layers = set(getattr(text, "layer_types", None) or []) - NON_ATTENTION_OK
+    if layers:
+        raise UsageError(
+            f"trainer.backend = 'async_grpo': TRL 1.16's AsyncGRPOTrainer refuses hybrid models "
+            f"({model_config.model_type} has {sorted(layers)} layers); use backend = 'grpo'"
+        )
+    if not torch.cuda.is_available() or not config.trainer.vllm_url:
+        raise UsageError(
+            "trainer.backend = 'async_grpo' needs a GPU and trainer.vllm_url (a vLLM server with "
+            "--enable-lora); on CPU use backend = 'grpo'"
+        )
+    raise UsageError(
+        "trainer.backend = 'async_grpo': harness-in-the-loop rollouts are not wired to "
+        "AsyncGRPOTrainer's rollout worker yet; use backend = 'grpo' (with trainer.vllm_url)"
+    )
+
+
+def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
+    """Accepted tasks of the configured split, as folders under ``workdir``."""
+    from trajforge.splits.materialise import materialise, open_revision
+
+    revision = open_revision(config.dataset.path, config.dataset.revision, workdir)
+    folders = materialise(revision, config.dataset.split, workdir / "tasks",
+                          list(config.dataset.configs) or None)  # fmt: skip
+    tasks: dict[str, Path] = {}
+    for folder in folders:
+        task = load_record(Task, folder / "task.json")
+        if task.validation.status != "accepted":
+            continue
+        if config.dataset.families and task.family not in config.dataset.families:
+            continue
+        tasks[task.id] = folder
+    if config.dataset.limit:
+        tasks = dict(sorted(tasks.items())[: config.dataset.limit])
+    if not tasks:
+        raise UsageError(
+            f"dataset {config.dataset.path}@{revision.name} split {config.dataset.split!r}: "
+            "no accepted tasks match dataset.configs / dataset.families"
+        )
+    return tasks
+
+
+def _in_sandbox(config: TrainConfig) -> bool:
+    from trajforge.train.replay import ON_HOST, harness_in_sandbox
+
+    harness, _ = load_harness(config.harness)
+    return harness_in_sandbox(harness, ON_HOST[config.rollout.harness_sandbox])
+
+
+def grpo_args(config: TrainConfig, out: Path) -> Any:
+    """TRL GRPOConfig from the run's settings."""
+    import torch
+    from trl import GRPOConfig
+
+    g = config.grpo
+    return GRPOConfig(
+        output_dir=str(out),
+        max_steps=config.trainer.max_steps,
+        per_device_train_batch_size=g.per_device_batch,
+        num_generations=g.num_generations,
+        gradient_accumulation_steps=g.gradient_accumulation,
+        learning_rate=g.learning_rate,
+        loss_type=g.loss_type,
+        beta=g.beta,
+        epsilon=g.epsilon,
+        epsilon_high=g.epsilon_high,
+        mask_truncated_completions=g.mask_truncated_completions,
+        temperature=g.temperature,
+        max_completion_length=g.max_completion_length * g.max_turns,
+        logging_steps=1,
+        save_steps=config.trainer.save_steps,
+        seed=config.trainer.seed,
+        report_to="none",
+        use_cpu=not torch.cuda.is_available(),
+        bf16=config.trainer.bf16,
+        use_vllm=False,
+    )
+
+
+def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any, Any]:
+    """(model, tokenizer, LoRA config)."""
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    rev = None if Path(path).is_dir() else revision
+    tokenizer = AutoTokenizer.from_pretrained(path, revision=rev)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(path, revision=rev)
+    check_backend(config, model.config)
+    lora = LoraConfig(
+        r=config.lora.r,
+        lora_alpha=config.lora.alpha,
+        lora_dropout=config.lora.dropout,
+        target_modules=targets_for(model.config.model_type, config.lora),
+        task_type="CAUSAL_LM",
+    )
+    return model, tokenizer, lora
+
+
+def train(config: TrainConfig) -> dict[str, Any]:
+    """Run training; returns the summary (paths, metrics, deployment unit)."""
+    _, harness_version = load_harness(config.harness)
+    path, revision = resolve_model(config)
+    out = adapter_dir(config)
+    out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="trajforge-train-", dir=config.output_dir))
+    tasks = load_tasks(config, work)
+    model, tokenizer, lora = build_model(config, path, revision)
+    records, history = _run(config, tasks, model, tokenizer, lora, out)
+    summary = _write_outputs(config, out, revision, harness_version, records, len(tasks), history)
+    shutil.rmtree(work, ignore_errors=True)
+    return summary
+
+
+def _run(
+    config: TrainConfig, tasks: dict[str, Path], model: Any, tokenizer: Any, lora: Any, out: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from trajforge.train.capture import CaptureProxy
+    from trajforge.train.grpo_rollouts import RolloutRunner, verifier_reward
+    from trajforge.train.policy_server import Policy, PolicyServer
+
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    (out / "rollouts.jsonl").unlink(missing_ok=True)
+    dataset = Dataset.from_dict({"prompt": sorted(tasks)})
+    g = config.grpo
+    capture = CaptureProxy(
+        "http://127.0.0.1:1/v1", g.temperature, g.max_completion_length, g.max_turns
+    )
+    runner = RolloutRunner(
+        tasks=tasks, harness=config.harness,
+        sandbox=create(SANDBOXES, config.rollout.sandbox, "sandbox"),
+        capture=capture, capture_url=capture.serve(),
+        budget=Budget(max_steps=config.rollout.max_steps, timeout_s=config.rollout.timeout_s),
+        concurrency=config.rollout.concurrency, log_path=out / "rollouts.jsonl",
+        pad_id=int(tokenizer.eos_token_id), in_sandbox=_in_sandbox(config),
+        guard_bundle=config.guard.bundle,
+    )  # fmt: skip
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
+        train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
+    )  # fmt: skip
+    if config.trainer.vllm_url:
+        from trajforge.train.vllm_sync import VllmLoraSync
+
+        trainer.add_callback(VllmLoraSync(config.trainer.vllm_url, out / "live", capture))
+    policy = Policy(trainer.model, tokenizer, seed=config.trainer.seed,
+                    max_tokens=g.max_completion_length)  # fmt: skip
+    try:
+        with PolicyServer(policy, model_name=config.model.base) as server:
+            capture.point_to(config.trainer.vllm_url or server.base_url)
+            resume = any(out.glob("checkpoint-*"))
+            trainer.train(resume_from_checkpoint=True if resume else None)
+    finally:
+        capture.close()
+    trainer.save_model(str(out))
+    tokenizer.save_pretrained(str(out))
+    return runner.records, list(trainer.state.log_history)
+
+
+def _write_outputs(
+    config: TrainConfig,
+    out: Path,
+    revision: str,
+    harness_version: str,
+    records: list[dict[str, Any]],
+    task_count: int,
+    history: list[dict[str, Any]],
+) -> dict[str, Any]:
+    from trajforge.guard.engine import bundle_at
+    from trajforge.train.grpo_rollouts import summarise
+    from trajforge.train.tiny import weights_revision
+
+    unit = DeploymentUnit(
+        base_model=config.model.base,
+        base_revision=revision,
+        adapter=str(out),
+        adapter_revision=weights_revision(out),
+        harness=config.harness,
+        harness_version=harness_version,
+        tool_policy=f"{config.harness}-default-tools+guard",
+        guard_bundle=bundle_at(config.guard.bundle).version,
+        provenance=Provenance(config=config.model_dump(mode="json")),
+    )
+    (out / "deployment_unit.json").write_text(dump_record(unit))
+    metrics = {"tasks": task_count, **summarise(records), "trainer_log": history}
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    return {
+        "adapter": str(out),
+        "deployment_unit": unit.model_dump(mode="json"),
+        "metrics": metrics,
+    }

@@ -1,0 +1,108 @@
+"""OpenAI chat-completions wire format shared by the project's model servers.
+
+Used by the scripted server, the CPU policy server and the capture proxy: a completion body
+from an assistant message, the same message as SSE chunks, and a small HTTP handler base that
+reads JSON bodies and writes JSON or an event stream.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+USAGE = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+
+
+def completion(
+    message: dict[str, Any], model: str, usage: dict[str, int] | None = None
+) -> dict[str, Any]:
+    """A non-streaming chat.completion body for ``message``."""
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    return {
+        "id": f"chatcmpl-{time.time_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": usage or USAGE,
+    }
+
+
+def chunks(
+    message: dict[str, Any], model: str, usage: dict[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """``message`` as chat.completion.chunk events (role, content, each tool call, finish)."""
+    base = {
+        "id": f"chatcmpl-{time.time_ns()}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    if message.get("content"):
+        deltas.append({"content": message["content"]})
+    for i, call in enumerate(message.get("tool_calls") or []):
+        deltas.append(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["function"]["name"],
+                            "arguments": call["function"]["arguments"],
+                        },
+                    }
+                ]
+            }
+        )
+    finish = "tool_calls" if message.get("tool_calls") else "stop"
+    events = [
+        {**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas
+    ]
+    last = {"index": 0, "delta": {}, "finish_reason": finish}
+    events.append({**base, "choices": [last], "usage": usage or USAGE})
+    return events
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 handler base: quiet, JSON bodies in, JSON or SSE out."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def read_json(self) -> Any:
+        length = int(self.headers.get("Content-Length", 0))
+        return json.loads(self.rfile.read(length) or b"{}")
+
+    def send_json(self, data: Any, status: int = 200) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def send_stream(self, events: list[dict[str, Any]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for event in events:
+            self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True
+
+    def send_message(self, message: dict[str, Any], model: str, stream: bool) -> None:
+        """Answer a chat request with ``message``, streamed when the request asked for it."""
+        if stream:
+            self.send_stream(chunks(message, model))
+        else:
+            self.send_json(completion(message, model))

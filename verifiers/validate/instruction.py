@@ -1,0 +1,231 @@
+"""The agent-facing instruction of an accepted task: the session's request plus the interface
+the hidden tests use, with nothing that leaks the tests.
+
+Called once per validated task (:func:`finalise`, from the run loop). For an accepted
+build / extend / repair task, the hidden tests are read and resolved against the oracle
+(:mod:`.interface`, :mod:`.interface_js`) into an ``## Interface`` section of files, modules
+and signatures; a task checked by a recorded command states that command instead, when every
+file it names is in the starting workspace. A teacher (``--teacher openai:MODEL``) may write
+the instruction instead; its text must name every interface entry and leak nothing, else the
+offline text is used and the reason recorded. Every line of the result goes through
+:func:`~.leaks.drop_leaks`. ``Task.request`` keeps the session's request; qa / data tasks and
+tasks not accepted keep (or get back) the request as their instruction.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from trajforge.errors import TrajforgeError
+from trajforge.records import Task
+from trajforge.verifiers.validate.interface import Module, python_modules
+from trajforge.verifiers.validate.interface_js import js_modules
+from trajforge.verifiers.validate.leaks import Forbidden, drop_leaks, forbidden, leaks, mentions
+
+log = logging.getLogger(__name__)
+REWRITE_VERSION = 1
+"""Bumped when the rewrite changes: part of every validation cache key."""
+HIDDEN_DIR = "tests"
+KEEP = ("qa", "data")
+_NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
+_PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What an instruction writer is given."""
+
+    family: str
+    """Task family."""
+    request: str
+    """The session's request, as recorded."""
+    interface: str
+    """The offline ``## Interface`` section (markdown)."""
+    required: tuple[str, ...]
+    """Names the instruction must state."""
+    forbidden: Forbidden
+    """What it must never mention."""
+
+
+@dataclass(frozen=True)
+class Written:
+    """A writer's instruction and its accounting (tokens, cost, cache) for the evidence."""
+
+    text: str
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class InstructionWriter(Protocol):
+    """Something that writes the instruction from a brief (the openai teacher)."""
+
+    def write_instruction(self, brief: Brief) -> Written:
+        """The instruction; raises TrajforgeError when it cannot."""
+        ...
+
+
+class _Tree:
+    """A task folder's file listing, read lazily."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        files = root.rglob("*") if root.is_dir() else iter(())
+        self.paths = frozenset(
+            p.relative_to(root).as_posix() for p in files if p.is_file() and not p.is_symlink()
+        )
+
+    def read(self, path: str) -> str | None:
+        if path not in self.paths:
+            return None
+        return (self.root / path).read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def hidden_tests(task_dir: Path, task: Task) -> dict[str, str]:
+    """The task's hidden test files (``tests/``) by path."""
+    if task.verifier.kind != "tests":
+        return {}
+    tree = _Tree(task_dir / HIDDEN_DIR)
+    found = {p: tree.read(p) for p in task.verifier.tests}
+    return {p: t for p, t in found.items() if t is not None}
+
+
+def _module_lines(module: Module) -> list[str]:
+    head = f"- `{module.path}`"
+    if module.path.endswith(".py"):
+        head += f" (module `{module.name}`)"
+    lines = [head]
+    for line in module.lines:
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        entry = line.strip()
+        shown = f"attribute `{entry[10:]}`" if entry.startswith("attribute ") else f"`{entry}`"
+        lines.append("  " * (depth + 1) + f"- {shown}")
+    return lines
+
+
+def _command_line(task: Task, workspace: frozenset[str]) -> tuple[list[str], str | None]:
+    """The command that must pass, when every file it names is visible; else why not."""
+    command = (task.verifier.command or "").strip()
+    if task.verifier.kind != "command" or not command:
+        return [], None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for word in words[1:]:
+        path = word.split("::")[0].removeprefix("./").rstrip("/")
+        if word.startswith("-") or not _PATHISH.search(path):
+            continue
+        if path not in workspace and not any(p.startswith(path + "/") for p in workspace):
+            return [], f"command not stated: it names {path}, not in the starting workspace"
+    return [f"`{command}` must pass (run from the workspace root)."], None
+
+
+def interface_section(task_dir: Path, task: Task, hidden: dict[str, str]) -> tuple[str, list[str]]:
+    """The ``## Interface`` section ('' when nothing is known) and notes for the evidence."""
+    oracle = _Tree(task_dir / task.oracle) if task.oracle else _Tree(task_dir / task.workspace)
+    modules = python_modules(hidden, oracle.read, oracle.paths)
+    modules += js_modules(hidden, oracle.read, oracle.paths)
+    body: list[str] = []
+    notes: list[str] = []
+    if modules:
+        body.append("Your work is checked through this interface; keep these names and signatures:")
+        body.append("")
+        for module in modules:
+            body += _module_lines(module)
+    elif not hidden:
+        body, note = _command_line(task, _Tree(task_dir / task.workspace).paths)
+        notes += [note] if note else []
+    if hidden and not modules:
+        notes.append("no oracle module resolved from the hidden tests' imports")
+    return ("## Interface\n\n" + "\n".join(body) if body else ""), notes
+
+
+def required_names(section: str) -> tuple[str, ...]:
+    """Top-level names the interface section lists (a writer must state each)."""
+    found = []
+    for line in section.splitlines():
+        if line.startswith("  - `"):
+            match = _NAME.match(line.strip()[3:])
+            found.append(match.group(1) if match else line.strip()[3:].strip("`"))
+    return tuple(dict.fromkeys(found))
+
+
+def _restored(task: Task) -> Task:
+    if task.request is None:
+        return task
+    return task.model_copy(update={"instruction": task.request, "request": None})
+
+
+def _by_writer(writer: InstructionWriter, brief: Brief) -> tuple[str | None, dict[str, Any]]:
+    """The writer's text when it is usable, else None and the reason."""
+    try:
+        written = writer.write_instruction(brief)
+    except TrajforgeError as exc:
+        return None, {"fallback": f"teacher failed, offline rewrite used: {exc}"}
+    info: dict[str, Any] = {"teacher": written.usage}
+    found = leaks(written.text, brief.forbidden)
+    missing = [n for n in brief.required if not mentions(written.text, n)]
+    if found:
+        info["fallback"] = "teacher instruction leaks, offline rewrite used: " + "; ".join(found)
+        return None, info
+    if missing or not written.text.strip():
+        what = ", ".join(missing) or "everything"
+        info["fallback"] = f"teacher instruction omits the interface ({what}), offline used"
+        return None, info
+    return written.text.strip(), info
+
+
+def finalise(task_dir: Path, task: Task, writer: object | None = None) -> Task:
+    """The task with its agent-facing instruction for its (final) validation; never raises
+    for unreadable task files (the request is kept and the reason recorded)."""
+    if task.validation.status != "accepted" or task.family in KEEP:
+        return _restored(task)
+    try:
+        return _rewrite(task_dir, task, writer)
+    except (OSError, ValueError, RecursionError) as exc:
+        log.warning("task %s: instruction not rewritten", task.id, exc_info=True)
+        info = {
+            "version": REWRITE_VERSION,
+            "rewrite": "none",
+            "error": f"{type(exc).__name__}: {exc}",
+        }
+        evidence = {**task.validation.evidence, "instruction": info}
+        restored = _restored(task)
+        return restored.model_copy(
+            update={"validation": task.validation.model_copy(update={"evidence": evidence})}
+        )
+
+
+def _rewrite(task_dir: Path, task: Task, writer: object | None) -> Task:
+    request = task.request if task.request is not None else task.instruction
+    hidden = hidden_tests(task_dir, task)
+    section, notes = interface_section(task_dir, task, hidden)
+    items = forbidden(hidden, request)
+    offline = f"{request.rstrip()}\n\n{section}\n" if section else request
+    info: dict[str, Any] = {"version": REWRITE_VERSION, "rewrite": "offline", "notes": notes}
+    text: str | None = None
+    if isinstance(writer, InstructionWriter) and section:
+        brief = Brief(task.family, request, section, required_names(section), items)
+        text, extra = _by_writer(writer, brief)
+        info.update(extra)
+        info["rewrite"] = "teacher" if text is not None else "offline"
+    if text is None:
+        kept, info["dropped"] = drop_leaks(offline, items)
+        text = kept.rstrip() + "\n" if info["dropped"] else offline
+    if text == request:
+        info["rewrite"] = "none"
+    info["interface"] = section.splitlines()[2:] if section else []
+    evidence = {**task.validation.evidence, "instruction": info}
+    validation = task.validation.model_copy(update={"evidence": evidence})
+    return task.model_copy(
+        update={
+            "instruction": text,
+            "request": request if text != request else None,
+            "validation": validation,
+        }
+    )
