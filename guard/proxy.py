@@ -27,6 +27,7 @@ from trajforge.guard.rewrite import StreamRewriter, rewrite_completion
 from trajforge.guard.rules import Bundle
 from trajforge.protocols import GuardDecision
 from trajforge.scrub import Scrubber
+from trajforge.wire import JsonHandler
 
 log = logging.getLogger(__name__)
 UPSTREAM_TIMEOUT_S = 600.0
@@ -161,10 +162,9 @@ def _rollout_id(headers: Any) -> str:
     return auth.removeprefix("Bearer ").strip() or "default"
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     """One request to the proxy; ``proxy`` is set on a per-server subclass."""
 
-    protocol_version = "HTTP/1.1"
     proxy: GuardProxy
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -174,9 +174,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.startswith("/guard/rollouts/"):
             rid = self.path.removeprefix("/guard/rollouts/").strip("/")
             if rid in self.proxy.rollouts:
-                self._json(self.proxy.rollouts[rid].status())
+                self.send_json(self.proxy.rollouts[rid].status())
             else:
-                self._json({"error": {"message": f"unknown rollout {rid!r}"}}, 404)
+                self.send_json({"error": {"message": f"unknown rollout {rid!r}"}}, 404)
             return
         self._forward("GET", None)
 
@@ -185,7 +185,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError as exc:
-            self._json({"error": {"message": f"request body is not JSON: {exc}"}}, 400)
+            self.send_json({"error": {"message": f"request body is not JSON: {exc}"}}, 400)
             return
         if self.path.startswith("/guard/rollouts/") and self.path.endswith("/profile"):
             self._set_profile(body)
@@ -203,9 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(map(str, first["loc"]))
-            self._json({"error": {"message": f"profile field {field!r}: {first['msg']}"}}, 400)
+            self.send_json({"error": {"message": f"profile field {field!r}: {first['msg']}"}}, 400)
             return
-        self._json(self.proxy.rollout(rid, profile).status())
+        self.send_json(self.proxy.rollout(rid, profile).status())
 
     def _chat(self, body: dict[str, Any]) -> None:
         rollout = self.proxy.rollout(_rollout_id(self.headers))
@@ -217,7 +217,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             resp, conn = self._upstream("POST", json.dumps(body).encode())
         except OSError as exc:
-            self._json({"error": {"message": f"upstream unreachable: {exc}"}}, 502)
+            self.send_json({"error": {"message": f"upstream unreachable: {exc}"}}, 502)
             return
         try:
             if resp.status != 200:
@@ -226,7 +226,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(resp, StreamRewriter(decide))
             else:
                 data = json.loads(resp.read() or b"{}")
-                self._json(rewrite_completion(data, decide))
+                self.send_json(rewrite_completion(data, decide))
         finally:
             conn.close()
 
@@ -282,7 +282,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             resp, conn = self._upstream(method, body)
         except OSError as exc:
-            self._json({"error": {"message": f"upstream unreachable: {exc}"}}, 502)
+            self.send_json({"error": {"message": f"upstream unreachable: {exc}"}}, 502)
             return
         try:
             self._relay(resp)
@@ -296,14 +296,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
-
-    def _json(self, data: Any, status: int = 200) -> None:
-        raw = json.dumps(data).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
 
 
 def _handler(proxy: GuardProxy) -> type[BaseHTTPRequestHandler]:

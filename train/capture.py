@@ -26,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
-from trajforge.train.wire import JsonHandler
+from trajforge.wire import JsonHandler
 
 log = logging.getLogger(__name__)
 KEPT = ("model", "messages", "tools", "tool_choice", "parallel_tool_calls")

@@ -17,12 +17,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from trajforge.train.chat import for_template, parse_reply
-from trajforge.train.wire import JsonHandler, chunks, completion
+from trajforge.wire import BackgroundServer, JsonHandler, chunks, completion
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
@@ -156,28 +156,14 @@ def _usage(generated: Generated) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": done, "total_tokens": prompt + done}
 
 
-class PolicyServer:
+class PolicyServer(BackgroundServer):
     """Serve ``policy`` on 127.0.0.1:``port`` (0 picks a free port) in a background thread."""
 
     def __init__(self, policy: Policy, model_name: str = "policy", port: int = 0) -> None:
         self.policy = policy
         self.model_name = model_name
         self.requests = 0
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> PolicyServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__init__(self._handler(), port)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

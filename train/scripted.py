@@ -18,10 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from trajforge.train.wire import JsonHandler, completion
+from trajforge.wire import BackgroundServer, JsonHandler, completion
 
 Turn = dict[str, Any]
 
@@ -44,7 +44,7 @@ def _message_for(turn: Turn, index: int) -> dict[str, Any]:
     return {"role": "assistant", "content": turn.get("content", "")}
 
 
-class ScriptedServer:
+class ScriptedServer(BackgroundServer):
     """Serve ``script`` on 127.0.0.1:``port`` (0 picks a free port) in a background thread."""
 
     def __init__(self, script: list[Turn], port: int = 0, model: str = "scripted") -> None:
@@ -53,21 +53,7 @@ class ScriptedServer:
         """Scripted turns served (tool-call and answer turns; retries count again)."""
         self.model = model
         self.requests: list[dict[str, Any]] = []
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self.port = self._httpd.server_address[1]
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def __enter__(self) -> ScriptedServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
+        super().__init__(self._handler(), port)
 
     def respond(self, body: dict[str, Any]) -> dict[str, Any]:
         self.requests.append(body)

@@ -18,7 +18,8 @@ import os
 import selectors
 import socket
 import threading
-from types import TracebackType
+
+from trajforge.closing import Closing
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def _pump(a: socket.socket, b: socket.socket) -> None:
         b.close()
 
 
-class NetnsBridge:
+class NetnsBridge(Closing):
     """Listen on 127.0.0.1 inside the network namespace of ``pid``; forward to ``target``."""
 
     def __init__(self, pid: int, target: tuple[str, int]) -> None:
@@ -126,13 +127,3 @@ class NetnsBridge:
         self._sock.close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> NetnsBridge:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -20,9 +20,9 @@ import shlex
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from types import TracebackType
 from urllib.parse import urlsplit, urlunsplit
 
+from trajforge.closing import Closing
 from trajforge.errors import SandboxError
 from trajforge.protocols import Limits
 from trajforge.train.harnesses.base import Proc, RunnableHarness
@@ -62,7 +62,7 @@ def sandbox_blocker(harness: RunnableHarness) -> str | None:
     return harness.sandbox_paths()[1]
 
 
-class SandboxRunner:
+class SandboxRunner(Closing):
     """A harness run inside one local sandbox session (see the module docstring)."""
 
     where: str | None = "local"
@@ -176,13 +176,3 @@ class SandboxRunner:
             self.bridge = None
         self.session.close()
 
-    def __enter__(self) -> SandboxRunner:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

@@ -24,9 +24,9 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, NoReturn
 
+from trajforge.closing import Closing
 from trajforge.errors import SandboxError
 from trajforge.protocols import Limits, RunResult
 from trajforge.verifiers.sandbox import docker_exec as dx
@@ -146,7 +146,7 @@ def container_config(image: str, limits: Limits, uid: int, cpus: float) -> dict[
     }
 
 
-class DockerSession:
+class DockerSession(Closing):
     """A live container holding one workspace; see :class:`trajforge.protocols.SandboxSession`."""
 
     def __init__(self, client: Any, image: str, limits: Limits, cpus: float) -> None:
@@ -346,16 +346,6 @@ class DockerSession:
         finally:
             self.client.close()
 
-    def __enter__(self) -> DockerSession:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
 
 def _killed(

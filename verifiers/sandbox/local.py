@@ -24,11 +24,11 @@ import time
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
-from types import TracebackType
 from typing import Literal
 
 import psutil
 
+from trajforge.closing import Closing
 from trajforge.errors import SandboxError, SandboxTimeout
 from trajforge.protocols import Limits, RunResult
 from trajforge.verifiers.sandbox.common import (
@@ -123,7 +123,7 @@ class LocalSandbox:
         return LocalSession(Path(workspace), limits or Limits(), self.expose)
 
 
-class LocalSession:
+class LocalSession(Closing):
     """One live local sandbox: a holder process and its workspace on a capped tmpfs."""
 
     def __init__(self, workspace: Path, limits: Limits, expose: Sequence[str]) -> None:
@@ -218,16 +218,6 @@ class LocalSession:
             except OSError as exc:
                 log.warning("could not remove sandbox directory %s: %s", self._dir, exc)
 
-    def __enter__(self) -> LocalSession:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __del__(self) -> None:
         if getattr(self, "_holder", None) is not None:

@@ -1,16 +1,17 @@
-"""OpenAI chat-completions wire format shared by the project's model servers.
+"""OpenAI chat-completions wire format and the small HTTP servers that speak it.
 
-Used by the scripted server, the CPU policy server and the capture proxy: a completion body
-from an assistant message, the same message as SSE chunks, and a small HTTP handler base that
-reads JSON bodies and writes JSON or an event stream.
+Used by the guard proxy, the scripted server, the CPU policy server and the capture proxy: a
+completion body from an assistant message, the same message as SSE chunks, a handler base that
+reads JSON bodies and writes JSON or an event stream, and a loopback server in a thread.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
-from http.server import BaseHTTPRequestHandler
-from typing import Any
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
 
 USAGE = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
 
@@ -73,7 +74,7 @@ class JsonHandler(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
 
-    def log_message(self, *args: object) -> None:
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def read_json(self) -> Any:
@@ -106,3 +107,25 @@ class JsonHandler(BaseHTTPRequestHandler):
             self.send_stream(chunks(message, model))
         else:
             self.send_json(completion(message, model))
+
+
+class BackgroundServer:
+    """An HTTP server on 127.0.0.1:``port`` (0 picks a free port) in a daemon thread."""
+
+    def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0) -> None:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.port: int = self._httpd.server_address[1]
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (``http://127.0.0.1:PORT/v1``)."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
