@@ -126,4 +126,3 @@ class NetnsBridge(Closing):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
         self._thread.join(timeout=5)
-

@@ -175,4 +175,3 @@ class SandboxRunner(Closing):
             self.bridge.close()
             self.bridge = None
         self.session.close()
-

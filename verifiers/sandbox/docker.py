@@ -347,7 +347,6 @@ class DockerSession(Closing):
             self.client.close()
 
 
-
 def _killed(
     report: dict[str, Any], flooded: bool, timed_out: bool, limits: Limits, stderr: str
 ) -> Any:

@@ -218,7 +218,6 @@ class LocalSession(Closing):
             except OSError as exc:
                 log.warning("could not remove sandbox directory %s: %s", self._dir, exc)
 
-
     def __del__(self) -> None:
         if getattr(self, "_holder", None) is not None:
             self.close()
