@@ -62,10 +62,13 @@ class Row:
     """Turns stitched into the row."""
     broken: bool = False
     """A later turn did not extend the row (history rewritten) and was left out."""
+    truncated: bool = False
+    """The row was cut at the completion-length limit (it then ends without EOS)."""
 
 
-def stitch(turns: list[Turn]) -> Row | None:
-    """The rollout's row: first prompt + sampled tokens, tool-result tokens masked out."""
+def stitch(turns: list[Turn], limit: int | None = None) -> Row | None:
+    """The rollout's row: first prompt + sampled tokens, tool-result tokens masked out; cut at
+    ``limit`` completion tokens (a long tool output must not blow up the training batch)."""
     if not turns:
         return None
     row = Row(prompt_ids=list(turns[0].prompt_ids))
@@ -79,6 +82,11 @@ def stitch(turns: list[Turn]) -> Row | None:
         row.logprobs += [0.0] * len(added) + turn.logprobs
         row.env_mask += [0] * len(added) + [1] * len(turn.completion_ids)
         row.turns += 1
+    if limit is not None and len(row.completion_ids) > limit:
+        row.completion_ids = row.completion_ids[:limit]
+        row.logprobs = row.logprobs[:limit]
+        row.env_mask = row.env_mask[:limit]
+        row.truncated = True
     return row
 
 

@@ -106,6 +106,9 @@ class GrpoSettings(_Table):
     """New tokens per model turn."""
     max_turns: int = Field(default=8, ge=1)
     """Model turns per rollout (the capture proxy ends the run after that)."""
+    max_row_tokens: int = Field(default=4096, ge=1)
+    """Completion tokens per training row, tool results included (TRL's max_completion_length);
+    a longer row is cut there and, with mask_truncated_completions, left out of the loss."""
     learning_rate: float = Field(default=1e-5, gt=0)
     """Learning rate."""
     loss_type: Literal["grpo", "dapo", "dr_grpo", "bnpo"] = "dapo"

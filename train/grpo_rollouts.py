@@ -54,6 +54,8 @@ class RolloutRunner:
     """Run the harness process in the local sandbox."""
     guard_bundle: Path | None = None
     """Guard rule bundle file (None = the shipped bundle)."""
+    max_completion: int | None = None
+    """Completion tokens per row at most (longer rows are cut and count as truncated)."""
     records: list[dict[str, Any]] = field(default_factory=list)
     """Every rollout so far (rollout record + row facts)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,7 +97,7 @@ class RolloutRunner:
             self.capture.take(rid)
             return None, None
         turns, cut = self.capture.take(rid)
-        row = stitch(turns)
+        row = stitch(turns, self.max_completion)
         if cut and row is not None:
             log.info("rollout %s ran out of turns", rid)
         return rollout, row
@@ -115,6 +117,7 @@ class RolloutRunner:
             sampled_tokens=sum(row.env_mask) if row else 0,
             masked_tokens=(len(row.env_mask) - sum(row.env_mask)) if row else 0,
             broken=bool(row and row.broken),
+            truncated=bool(row and row.truncated),
         )
         doc = Scrubber().value(doc)  # the model's answer or a log path could carry a secret
         with self._lock:

@@ -136,7 +136,7 @@ def grpo_args(config: TrainConfig, out: Path) -> Any:
         epsilon_high=g.epsilon_high,
         mask_truncated_completions=g.mask_truncated_completions,
         temperature=g.temperature,
-        max_completion_length=g.max_completion_length * g.max_turns,
+        max_completion_length=g.max_row_tokens,
         logging_steps=1,
         save_steps=config.trainer.save_steps,
         seed=config.trainer.seed,
@@ -208,6 +208,7 @@ def _run(
         concurrency=config.rollout.concurrency, log_path=out / "rollouts.jsonl",
         pad_id=int(tokenizer.eos_token_id), in_sandbox=_in_sandbox(config),
         guard_bundle=config.guard.bundle,
+        max_completion=g.max_row_tokens,
     )  # fmt: skip
     trainer = GRPOTrainer(
         model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),

@@ -147,6 +147,11 @@ def test_capture_strips_sampling_and_stitches_real_template_turns(tiny: Any) -> 
     assert "a.py" in tokenizer.decode(masked)
     assert sum(row.env_mask) == len(c0) + 2
 
+    cut = stitch(
+        [Turn(p0, c0, [-1.0] * len(c0), "tool_calls"), Turn(p1, [5, 6], [-0.1, -0.2], "stop")],
+        limit=3,
+    )
+    assert cut is not None and cut.truncated and len(cut.completion_ids) == len(cut.env_mask) == 3
     rewritten = Turn([1, 2, 3], [4], [-0.3], "stop")
     assert stitch([Turn(p0, c0, [-1.0] * len(c0), "stop"), rewritten]).broken  # type: ignore[union-attr]
 
