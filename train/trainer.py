@@ -110,13 +110,6 @@ def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
     return tasks
 
 
-def _in_sandbox(config: TrainConfig) -> bool:
-    from trajforge.train.replay import ON_HOST, harness_in_sandbox
-
-    harness, _ = load_harness(config.harness)
-    return harness_in_sandbox(harness, ON_HOST[config.rollout.harness_sandbox])
-
-
 def grpo_args(config: TrainConfig, out: Path) -> Any:
     """TRL GRPOConfig from the run's settings."""
     import torch
@@ -170,22 +163,31 @@ def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any
 
 def train(config: TrainConfig) -> dict[str, Any]:
     """Run training; returns the summary (paths, metrics, deployment unit)."""
-    _, harness_version = load_harness(config.harness)
+    from trajforge.train.replay import ON_HOST, harness_in_sandbox
+
+    harness, harness_version = load_harness(config.harness)
+    in_sandbox = harness_in_sandbox(harness, ON_HOST[config.rollout.harness_sandbox])
     path, revision = resolve_model(config)
     out = adapter_dir(config)
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="trajforge-train-", dir=config.output_dir))
-    tasks = load_tasks(config, work)
-    model, tokenizer, lora = build_model(config, path, revision)
-    records, history = _run(config, tasks, model, tokenizer, lora, out)
-    summary = _write_outputs(config, out, revision, harness_version, records, len(tasks), history)
-    shutil.rmtree(work, ignore_errors=True)
-    return summary
+    try:
+        tasks = load_tasks(config, work)
+        model, tokenizer, lora = build_model(config, path, revision)
+        records, history = _run(config, tasks, (model, tokenizer, lora), out, in_sandbox)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _write_outputs(config, out, revision, harness_version, records, len(tasks), history)
 
 
 def _run(
-    config: TrainConfig, tasks: dict[str, Path], model: Any, tokenizer: Any, lora: Any, out: Path
+    config: TrainConfig,
+    tasks: dict[str, Path],
+    loaded: tuple[Any, Any, Any],
+    out: Path,
+    in_sandbox: bool,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); (rollouts, TRL log)."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -193,6 +195,7 @@ def _run(
     from trajforge.train.grpo_rollouts import RolloutRunner, verifier_reward
     from trajforge.train.policy_server import Policy, PolicyServer
 
+    model, tokenizer, lora = loaded
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     (out / "rollouts.jsonl").unlink(missing_ok=True)
     dataset = Dataset.from_dict({"prompt": sorted(tasks)})
@@ -206,7 +209,7 @@ def _run(
         capture=capture, capture_url=capture.serve(),
         budget=Budget(max_steps=config.rollout.max_steps, timeout_s=config.rollout.timeout_s),
         concurrency=config.rollout.concurrency, log_path=out / "rollouts.jsonl",
-        pad_id=int(tokenizer.eos_token_id), in_sandbox=_in_sandbox(config),
+        pad_id=int(tokenizer.eos_token_id), in_sandbox=in_sandbox,
         guard_bundle=config.guard.bundle,
         max_completion=g.max_row_tokens,
     )  # fmt: skip

@@ -168,6 +168,22 @@ def absolute(workspace: Path, path: str) -> str:
     return str(workspace / path) if not os.path.isabs(path) else path
 
 
+class HostRunMixin:
+    """``Harness.run`` for a :class:`RunnableHarness`: ``run_with`` a :class:`HostRunner` whose
+    root is the workspace's parent folder."""
+
+    def run_with(
+        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        raise NotImplementedError
+
+    def run(
+        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
+    ) -> HarnessRun:
+        runner = HostRunner(workspace.parent, workspace)
+        return self.run_with(request, runner, base_url, api_key, timeout_s)
+
+
 def version_of(argv: list[str]) -> str | None:
     """First line printed by ``argv`` (a ``--version`` call), or None when it cannot run."""
     try:

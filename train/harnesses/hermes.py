@@ -21,7 +21,7 @@ from trajforge.protocols import HarnessRun
 from trajforge.train.harnesses.base import (
     UNEXPOSABLE,
     Action,
-    HostRunner,
+    HostRunMixin,
     Runner,
     tail,
     version_of,
@@ -62,7 +62,7 @@ def hermes_python() -> Path:
     return venv / "bin" / "python"
 
 
-class HermesHarness:
+class HermesHarness(HostRunMixin):
     """hermes-agent, driven through its Python API in its venv."""
 
     name = "hermes"
@@ -98,12 +98,6 @@ class HermesHarness:
             if str(path).startswith(UNEXPOSABLE):
                 return [], f"the hermes venv {path} is under a folder the local sandbox cannot show"
         return [venv, base], None
-
-    def run(
-        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        runner = HostRunner(workspace.parent, workspace)
-        return self.run_with(request, runner, base_url, api_key, timeout_s)
 
     def run_with(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float

@@ -17,7 +17,7 @@ from typing import Any
 from trajforge.protocols import HarnessRun
 from trajforge.train.harnesses.base import (
     Action,
-    HostRunner,
+    HostRunMixin,
     Runner,
     absolute,
     node_cli_paths,
@@ -94,7 +94,7 @@ def session_id_from(stdout: str) -> str | None:
     return None
 
 
-class OpencodeHarness:
+class OpencodeHarness(HostRunMixin):
     """The opencode CLI (binary ``opencode``)."""
 
     name = "opencode"
@@ -121,12 +121,6 @@ class OpencodeHarness:
 
     def sandbox_paths(self) -> tuple[list[Path], str | None]:
         return node_cli_paths(self.binary, needs_node=False)
-
-    def run(
-        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        runner = HostRunner(workspace.parent, workspace)
-        return self.run_with(request, runner, base_url, api_key, timeout_s)
 
     def run_with(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float

@@ -13,7 +13,7 @@ from typing import Any
 from trajforge.protocols import HarnessRun
 from trajforge.train.harnesses.base import (
     Action,
-    HostRunner,
+    HostRunMixin,
     Runner,
     absolute,
     node_cli_paths,
@@ -44,7 +44,7 @@ def models_json(base_url: str, api_key: str) -> str:
     return json.dumps(models, indent=2)
 
 
-class PiHarness:
+class PiHarness(HostRunMixin):
     """The pi CLI (binary ``pi``)."""
 
     name = "pi"
@@ -71,12 +71,6 @@ class PiHarness:
 
     def sandbox_paths(self) -> tuple[list[Path], str | None]:
         return node_cli_paths(self.binary)
-
-    def run(
-        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        runner = HostRunner(workspace.parent, workspace)
-        return self.run_with(request, runner, base_url, api_key, timeout_s)
 
     def run_with(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from trajforge.config import read_toml
+from trajforge.config import coerce, read_toml
 from trajforge.errors import UsageError
 
 
@@ -48,14 +47,6 @@ class ValidateConfig(BaseModel):
     """Price of a million completion tokens (0: cost not tracked)."""
 
 
-def _coerce(raw: str) -> Any:
-    """``--set`` values: TOML scalars (``3``, ``0.9``, ``true``), else the string itself."""
-    try:
-        return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
-        return raw
-
-
 def _explain(exc: ValidationError, origin: str) -> str:
     first = exc.errors()[0]
     field = ".".join(str(p) for p in first["loc"]) or "(root)"
@@ -84,7 +75,7 @@ def load_config(path: Path | None = None, overrides: Sequence[str] = ()) -> Vali
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--set {item!r}: expected KEY=VALUE, e.g. --set max_mutants=10")
-        data[key.strip()] = _coerce(raw.strip())
+        data[key.strip()] = coerce(raw.strip())
         origin = f"{origin} + --set" if "--set" not in origin else origin
     try:
         return ValidateConfig.model_validate(data)
