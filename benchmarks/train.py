@@ -1,6 +1,6 @@
 """Training loop costs: policy serving, the capture proxy, and one tiny GRPO run.
 
-    python benchmarks/train.py [--turns 20] [--steps 2]
+    python benchmarks/train.py [--turns 20] [--steps 2] [--processes 2]
 
 1. Policy server: one chat turn over HTTP (render + generate + logprobs + JSON) vs the anchor,
    a bare ``model.generate`` of the same prompt and length on the same tiny model.
@@ -8,6 +8,9 @@
 3. A 2-step GRPO run of ``examples/train-tiny-cpu.toml`` through the real pi harness, split into
    rollout time (harness + policy + verifier) and trainer time, from ``rollouts.jsonl`` and
    TRL's step log. Needs a dataset: run ``trajforge demo`` first (``demo-out/dataset``).
+4. With ``--processes N`` (N > 1): the same run launched by ``torchrun`` as N training processes
+   (gloo on CPU; each rank runs its own rollouts), rollouts per second beside the one-process
+   run (the anchor).
 """
 
 from __future__ import annotations
@@ -85,13 +88,17 @@ def _turns(client: object, turns: int) -> list[float]:
     return times
 
 
-def grpo_run(steps: int) -> None:
+def grpo_run(steps: int, processes: int = 1) -> float | None:
+    """One GRPO run; rollouts per second of TRL step time (None if it could not run)."""
     dataset = REPO / "demo-out" / "dataset"
     if not dataset.is_dir():
         print("(skipping the GRPO run: no demo-out/dataset — run `trajforge demo` first)")
-        return
+        return None
+    launch = [sys.executable]
+    if processes > 1:
+        launch += ["-m", "torch.distributed.run", "--nproc_per_node", str(processes)]
     with tempfile.TemporaryDirectory(prefix="bench-train-") as tmp:
-        argv = [sys.executable, "-m", "trajforge.cli.main", "train", "--config",
+        argv = [*launch, "-m", "trajforge.cli.main", "train", "--config",
                 str(REPO / "examples" / "train-tiny-cpu.toml"), "--output-dir", tmp, "--json",
                 "--set", f"dataset.path={json.dumps(str(dataset))}",
                 "--set", f"trainer.max_steps={steps}"]  # fmt: skip
@@ -100,27 +107,35 @@ def grpo_run(steps: int) -> None:
         wall = time.perf_counter() - start
         if proc.returncode != 0:
             print(f"GRPO run failed ({proc.returncode}): {proc.stderr[-1500:]}")
-            return
+            return None
         doc = json.loads(proc.stdout)
         rollouts = [json.loads(line) for line in
                     (Path(doc["adapter"]) / "rollouts.jsonl").read_text().splitlines()]  # fmt: skip
         steps_log = [h for h in doc["metrics"]["trainer_log"] if "step_time" in h]
     harness = sum(r["wall_s"] for r in rollouts)
     step_time = sum(float(h["step_time"]) for h in steps_log)
-    print(f"GRPO {steps} steps, {len(rollouts)} rollouts through pi: {wall:.1f} s wall in all")
+    print(f"GRPO {steps} steps in {processes} process(es), {len(rollouts)} rollouts through pi: "
+          f"{wall:.1f} s wall in all")  # fmt: skip
     print(f"  harness processes (sum)   {harness:8.1f} s ({harness / len(rollouts):.1f} s each)")
     print(f"  TRL steps incl. rollouts         {step_time:8.1f} s")
     print(f"  start-up (imports, model, tasks) {wall - step_time:8.1f} s")
+    return len(rollouts) / step_time
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--processes", type=int, default=1)
     args = parser.parse_args()
     os.environ.setdefault("TRAJFORGE_MODELS", str(Path(tempfile.gettempdir()) / "trajforge-models"))
     serving(args.turns)
-    grpo_run(args.steps)
+    one = grpo_run(args.steps)
+    if args.processes > 1 and one:
+        many = grpo_run(args.steps, args.processes)
+        if many:
+            print(f"rollouts/s of step time: {args.processes} processes {many:.2f} vs "
+                  f"one {one:.2f} ({many / one:.2f}x; anchor: one process)")  # fmt: skip
 
 
 if __name__ == "__main__":

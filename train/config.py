@@ -61,8 +61,9 @@ class TrainerConfig(_Table):
     backend: Literal["grpo", "async_grpo"] = "grpo"
     """grpo: TRL GRPOTrainer + rollout_func (CPU or GPU); async_grpo: TRL AsyncGRPOTrainer (GPU)."""
     vllm_url: str | None = None
-    """vLLM OpenAI base URL (``http://HOST:PORT/v1``, ``--enable-lora``) serving the policy on
-    GPU; None = the in-process policy server (CPU, or the training GPU)."""
+    """Base URL (``http://HOST:PORT/v1``) of an external policy server with runtime LoRA loading
+    — vLLM ``--enable-lora`` on GPUs of its own, or ``trajforge serve --enable-lora`` — that
+    gets the adapter after every step; None = the in-process policy server."""
     max_steps: int = Field(default=2, ge=1)
     """Optimizer steps."""
     save_steps: int = Field(default=50, ge=1)

@@ -22,6 +22,7 @@ from typing import Any
 from trajforge.errors import TrajforgeError
 from trajforge.protocols import Sandbox
 from trajforge.scrub import Scrubber
+from trajforge.train import ranks
 from trajforge.train.capture import CaptureProxy, Row, stitch
 from trajforge.train.rollout import Budget, Rollout, run_rollout
 
@@ -107,12 +108,13 @@ class RolloutRunner:
                    env_mask=[1])  # fmt: skip
 
     def _record(self, step: int, task_id: str, rollout: Rollout | None, row: Row | None) -> None:
-        doc: dict[str, Any] = {"step": step, "task": task_id}
+        doc: dict[str, Any] = {"step": step, "task": task_id, "rank": ranks.rank()}
         if rollout is None:
             doc.update(status="error", reward=None, reasons=["the rollout could not start"])
         else:
             doc.update(rollout.model_dump(mode="json", exclude={"tests", "stderr_tail"}))
         doc.update(
+            served_model=self.capture.model,  # the external server's adapter (None: in-process)
             turns=row.turns if row else 0,
             sampled_tokens=sum(row.env_mask) if row else 0,
             masked_tokens=(len(row.env_mask) - sum(row.env_mask)) if row else 0,

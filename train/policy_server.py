@@ -6,7 +6,13 @@ from ``<tool_call>`` blocks), plus the engine's own ``prompt_token_ids``, the ch
 ``token_ids`` and per-token ``logprobs`` (under the sampling temperature, as the GRPO loss
 computes them). Streaming requests get the same message as SSE chunks. Generation is serialised
 by a lock; during training the server serves the trainer's live model (switched to eval mode
-for the call). On GPU the same API is served by vLLM (``--enable-lora``).
+for the call) as it is, whatever ``model`` a request names. On GPU the same API is served by
+vLLM (``--enable-lora``).
+
+With runtime LoRA (``Policy.enable_lora``, ``trajforge serve --enable-lora``) the server is
+vLLM's multi-adapter server on CPU: ``POST /v1/load_lora_adapter`` and
+``/v1/unload_lora_adapter``, ``/v1/models`` lists the base and each adapter, and a chat request's
+``model`` selects the base or an adapter (an unknown name is 404).
 """
 
 from __future__ import annotations
@@ -15,14 +21,17 @@ import itertools
 import logging
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trajforge.train.chat import for_template, parse_reply
 from trajforge.wire import BackgroundServer, JsonHandler, chunks, completion
+
+if TYPE_CHECKING:
+    from trajforge.train.served_adapters import AdapterSet
 
 log = logging.getLogger(__name__)
 DEFAULT_MAX_TOKENS = 256
@@ -53,7 +62,22 @@ class Policy:
         self.max_tokens = max_tokens
         """Upper bound on new tokens per turn (requests may ask for fewer)."""
         self._seeds = itertools.count(seed)
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()
+        """Held while the model samples or its adapters change."""
+        self.adapters: AdapterSet | None = None
+        """Runtime LoRA adapters (``enable_lora``); None: serve ``model`` as it is."""
+
+    def enable_lora(self, max_rank: int = 32) -> AdapterSet:
+        """Serve runtime-loaded LoRA adapters beside the base model (which must not be a PEFT
+        model already); returns the (empty) adapter set."""
+        from trajforge.errors import UsageError
+        from trajforge.train.served_adapters import AdapterSet
+
+        if hasattr(self.model, "peft_config"):
+            raise UsageError("runtime LoRA needs a plain base model, not a PEFT model")
+        if self.adapters is None:
+            self.adapters = AdapterSet(self, max_rank)
+        return self.adapters
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
         """The prompt text the chat template makes of ``messages`` and ``tools``."""
@@ -69,13 +93,19 @@ class Policy:
         temperature: float,
         max_tokens: int | None,
         top_p: float | None = None,
+        adapter: str | None = None,
     ) -> Generated:
-        """Sample one assistant turn (``top_p`` < 1 narrows sampling; logprobs follow it)."""
+        """Sample one assistant turn (``top_p`` < 1 narrows sampling; logprobs follow it).
+
+        With runtime LoRA, ``adapter`` names the adapter to sample with (None: the base model,
+        adapters off); without it the model samples as it is and ``adapter`` is ignored.
+        """
         import torch
 
         ids = self.tokenizer(self.render(messages, tools), add_special_tokens=False)["input_ids"]
         limit = min(max_tokens or self.max_tokens, self.max_tokens)
-        with self._lock:
+        adapters = self.adapters
+        with self.lock, adapters.selected(adapter) if adapters is not None else nullcontext():
             torch.manual_seed(next(self._seeds))
             was_training = self.model.training
             self.model.eval()
@@ -122,7 +152,9 @@ class Policy:
         return new, logprobs
 
 
-def reply(policy: Policy, body: dict[str, Any], index: int) -> tuple[dict[str, Any], Generated]:
+def reply(
+    policy: Policy, body: dict[str, Any], index: int, adapter: str | None = None
+) -> tuple[dict[str, Any], Generated]:
     """(assistant message, generation) for one chat-completions request body."""
     generated = policy.generate(
         body.get("messages", []),
@@ -130,6 +162,7 @@ def reply(policy: Policy, body: dict[str, Any], index: int) -> tuple[dict[str, A
         float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0),
         body.get("max_tokens") or body.get("max_completion_tokens"),
         body.get("top_p"),
+        adapter,
     )
     return parse_reply(generated.text, f"call_{index}"), generated
 
@@ -157,13 +190,77 @@ def _usage(generated: Generated) -> dict[str, int]:
 
 
 class PolicyServer(BackgroundServer):
-    """Serve ``policy`` on 127.0.0.1:``port`` (0 picks a free port) in a background thread."""
+    """Serve ``policy`` on ``host``:``port`` (0 picks a free port) in a background thread.
 
-    def __init__(self, policy: Policy, model_name: str = "policy", port: int = 0) -> None:
+    With runtime LoRA on the policy (``policy.adapters``) it also loads and unloads adapters and
+    a request's ``model`` must name the base (``model_name``) or a loaded adapter; without it
+    any name is answered by the one model, as it is.
+    """
+
+    def __init__(
+        self, policy: Policy, model_name: str = "policy", port: int = 0, host: str = "127.0.0.1"
+    ) -> None:
         self.policy = policy
         self.model_name = model_name
         self.requests = 0
-        super().__init__(self._handler(), port)
+        super().__init__(self._handler(), port, host)
+
+    def models(self) -> list[dict[str, Any]]:
+        """``/v1/models`` entries: the base model, then each loaded adapter."""
+        base = {"id": self.model_name, "object": "model", "owned_by": "trajforge"}
+        adapters = self.policy.adapters
+        return [base, *(adapters.cards(self.model_name) if adapters is not None else [])]
+
+    def chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], Generated, str]:
+        """(message, generation, answering model name) for a chat request; AdapterError when
+        runtime LoRA is on and ``model`` names neither the base nor a loaded adapter."""
+        from trajforge.train.served_adapters import model_not_found
+
+        self.requests += 1
+        adapters, name = self.policy.adapters, body.get("model")
+        if adapters is None:
+            return (*reply(self.policy, body, self.requests), self.model_name)
+        if name in (None, self.model_name):
+            return (*reply(self.policy, body, self.requests), self.model_name)
+        if not isinstance(name, str) or name not in adapters:
+            raise model_not_found(name)
+        return (*reply(self.policy, body, self.requests, name), name)
+
+    def lora(self, action: str, body: dict[str, Any]) -> str:
+        """Load or unload an adapter (``action``: load / unload); vLLM's success text."""
+        adapters = self.policy.adapters
+        assert adapters is not None
+        if action == "load":
+            adapters.load(body.get("lora_name"), body.get("lora_path"), self.model_name)
+            return f"Success: LoRA adapter '{body['lora_name']}' added successfully."
+        adapters.unload(body.get("lora_name"))
+        return f"Success: LoRA adapter '{body['lora_name']}' removed successfully."
+
+    def route(self, path: str) -> str | None:
+        """What a POST to ``path`` does: chat, load, unload, or None (404)."""
+        path = path.rstrip("/")
+        if path.endswith("/chat/completions"):
+            return "chat"
+        if self.policy.adapters is None:
+            return None
+        return LORA_ROUTES.get(path.rsplit("/", 1)[-1])
+
+    def answer(self, handler: Any, action: str, body: dict[str, Any]) -> None:
+        """Answer a POST ``action`` through ``handler``: vLLM's error JSON when refused."""
+        from trajforge.train.served_adapters import AdapterError
+
+        try:
+            if action != "chat":
+                handler.send_text(self.lora(action, body))
+                return
+            message, generated, name = self.chat(body)
+        except AdapterError as exc:
+            handler.send_json(exc.body(), exc.status)
+            return
+        if body.get("stream"):
+            handler.send_stream(chunks(message, name, _usage(generated)))
+        else:
+            handler.send_json(engine_body(message, generated, name))
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -171,24 +268,46 @@ class PolicyServer(BackgroundServer):
         class Handler(JsonHandler):
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
-                    data = [{"id": server.model_name, "object": "model"}]
-                    self.send_json({"object": "list", "data": data})
+                    self.send_json({"object": "list", "data": server.models()})
                 else:
-                    self.send_json({"error": {"message": "not found"}}, 404)
+                    self.send_json(_error(f"Not Found: {self.path}", 404), 404)
 
             def do_POST(self) -> None:
-                body = self.read_json()
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self.send_json({"error": {"message": f"unsupported {self.path}"}}, 404)
-                    return
-                server.requests += 1
-                message, generated = reply(server.policy, body, server.requests)
-                if body.get("stream"):
-                    self.send_stream(chunks(message, server.model_name, _usage(generated)))
+                body = self.read_body()  # always: an unread body would poison the connection
+                action = server.route(self.path)
+                if action is None:
+                    self.send_json(_error(f"Not Found: {self.path}", 404), 404)
+                elif isinstance(body, str):
+                    self.send_json(_error(body, 400), 400)
                 else:
-                    self.send_json(engine_body(message, generated, server.model_name))
+                    server.answer(self, action, body)
+
+            def read_body(self) -> dict[str, Any] | str:
+                """The request's JSON object, or what is wrong with it."""
+                try:
+                    body = self.read_json()
+                except ValueError as exc:
+                    return f"invalid JSON body: {exc}"
+                return body if isinstance(body, dict) else "the body is not a JSON object"
+
+            def send_text(self, text: str) -> None:
+                raw = text.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
 
         return Handler
+
+
+LORA_ROUTES = {"load_lora_adapter": "load", "unload_lora_adapter": "unload"}
+"""Runtime LoRA endpoints (last path segment → action); served only with runtime LoRA on."""
+
+
+def _error(message: str, status: int) -> dict[str, Any]:
+    kind = "NotFoundError" if status == 404 else "BadRequestError"
+    return {"error": {"message": message, "type": kind, "param": None, "code": status}}
 
 
 def load_policy(

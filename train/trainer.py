@@ -4,7 +4,10 @@
 2. Load the base model and tokenizer; LoRA (rank ``lora.r``) on the architecture's projections.
 3. TRL ``GRPOTrainer`` with ``rollout_func`` (:mod:`trajforge.train.grpo_rollouts`) and the
    verifier reward. On CPU the policy is served in-process by :mod:`~trajforge.train.policy_server`
-   from the trainer's live model; on GPU a vLLM server (``trainer.vllm_url``) serves it.
+   from the trainer's live model; with ``trainer.vllm_url`` an external server (vLLM on GPUs of
+   its own, or ``trajforge serve --enable-lora``) serves it, its adapter pushed every step.
+   Under ``accelerate launch`` / ``torchrun`` every process runs its own rollouts and the main
+   process writes the outputs (:mod:`~trajforge.train.ranks`).
 4. Save ``OUT/adapters/<harness>/<base-slug>-r<r>/``: adapter, tokenizer + chat template,
    checkpoints (resume: run again with the same output dir), ``deployment_unit.json``,
    ``metrics.json`` and ``rollouts.jsonl``.
@@ -24,6 +27,7 @@ from typing import Any
 from trajforge.errors import UsageError
 from trajforge.records import DeploymentUnit, Provenance, Task, dump_record, load_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.train import ranks
 from trajforge.train.config import TrainConfig, targets_for
 from trajforge.train.rollout import Budget, load_harness
 
@@ -62,8 +66,6 @@ def check_backend(config: TrainConfig, model_config: Any) -> None:
     import torch
 
     if config.trainer.backend != "async_grpo":
-        if config.trainer.vllm_url and not torch.cuda.is_available():
-            raise UsageError("trainer.vllm_url: vLLM serving needs a GPU; drop it on CPU")
         return
     text = (
         model_config.get_text_config() if hasattr(model_config, "get_text_config") else model_config
@@ -161,8 +163,8 @@ def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any
     return model, tokenizer, lora
 
 
-def train(config: TrainConfig) -> dict[str, Any]:
-    """Run training; returns the summary (paths, metrics, deployment unit)."""
+def train(config: TrainConfig) -> dict[str, Any] | None:
+    """Run training; the summary (paths, metrics, deployment unit), None on non-main processes."""
     from trajforge.train.replay import ON_HOST, harness_in_sandbox
 
     harness, harness_version = load_harness(config.harness)
@@ -174,9 +176,12 @@ def train(config: TrainConfig) -> dict[str, Any]:
     try:
         tasks = load_tasks(config, work)
         model, tokenizer, lora = build_model(config, path, revision)
-        records, history = _run(config, tasks, (model, tokenizer, lora), out, in_sandbox)
+        history = _run(config, tasks, (model, tokenizer, lora), out, in_sandbox)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if not ranks.is_main():
+        return None
+    records = ranks.merge_logs(out)
     return _write_outputs(config, out, revision, harness_version, records, len(tasks), history)
 
 
@@ -186,8 +191,8 @@ def _run(
     loaded: tuple[Any, Any, Any],
     out: Path,
     in_sandbox: bool,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); (rollouts, TRL log)."""
+) -> list[dict[str, Any]]:
+    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); TRL's log."""
     from datasets import Dataset
     from trl import GRPOTrainer
 
@@ -197,7 +202,7 @@ def _run(
 
     model, tokenizer, lora = loaded
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    (out / "rollouts.jsonl").unlink(missing_ok=True)
+    ranks.log_path(out).unlink(missing_ok=True)
     dataset = Dataset.from_dict({"prompt": sorted(tasks)})
     g = config.grpo
     capture = CaptureProxy(
@@ -208,7 +213,7 @@ def _run(
         sandbox=create(SANDBOXES, config.rollout.sandbox, "sandbox"),
         capture=capture, capture_url=capture.serve(),
         budget=Budget(max_steps=config.rollout.max_steps, timeout_s=config.rollout.timeout_s),
-        concurrency=config.rollout.concurrency, log_path=out / "rollouts.jsonl",
+        concurrency=config.rollout.concurrency, log_path=ranks.log_path(out),
         pad_id=int(tokenizer.eos_token_id), in_sandbox=in_sandbox,
         guard_bundle=config.guard.bundle,
         max_completion=g.max_row_tokens,
@@ -217,22 +222,34 @@ def _run(
         model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
         train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
     )  # fmt: skip
-    if config.trainer.vllm_url:
-        from trajforge.train.vllm_sync import VllmLoraSync
-
-        trainer.add_callback(VllmLoraSync(config.trainer.vllm_url, out / "live", capture))
-    policy = Policy(trainer.model, tokenizer, seed=config.trainer.seed,
-                    max_tokens=g.max_completion_length)  # fmt: skip
+    resume = True if any(out.glob("checkpoint-*")) else None
     try:
-        with PolicyServer(policy, model_name=config.model.base) as server:
-            capture.point_to(config.trainer.vllm_url or server.base_url)
-            resume = any(out.glob("checkpoint-*"))
-            trainer.train(resume_from_checkpoint=True if resume else None)
+        if config.trainer.vllm_url:
+            _push_to_server(trainer, config.trainer.vllm_url, out, capture)
+            trainer.train(resume_from_checkpoint=resume)
+        else:
+            policy = Policy(trainer.model, tokenizer, seed=ranks.sampling_seed(config.trainer.seed),
+                            max_tokens=g.max_completion_length)  # fmt: skip
+            with PolicyServer(policy, model_name=config.model.base) as server:
+                capture.point_to(server.base_url)
+                trainer.train(resume_from_checkpoint=resume)
     finally:
         capture.close()
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(str(out))
-    return runner.records, list(trainer.state.log_history)
+    trainer.save_model(str(out))  # every process (a sharded adapter is gathered); main writes
+    if ranks.is_main():
+        tokenizer.save_pretrained(str(out))
+    ranks.wait_for_everyone()
+    return list(trainer.state.log_history)
+
+
+def _push_to_server(trainer: Any, url: str, out: Path, capture: Any) -> None:
+    """Rollouts go to the external policy server at ``url``, its adapter pushed every step."""
+    from trajforge.train.vllm_sync import VllmLoraSync
+
+    sync = VllmLoraSync(url, out / "live", capture)
+    sync.trainer = trainer
+    trainer.add_callback(sync)
+    capture.point_to(url)
 
 
 def _write_outputs(

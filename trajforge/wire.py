@@ -110,17 +110,21 @@ class JsonHandler(BaseHTTPRequestHandler):
 
 
 class BackgroundServer:
-    """An HTTP server on 127.0.0.1:``port`` (0 picks a free port) in a daemon thread."""
+    """An HTTP server on ``host``:``port`` (0 picks a free port) in a daemon thread."""
 
-    def __init__(self, handler: type[BaseHTTPRequestHandler], port: int = 0) -> None:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    def __init__(
+        self, handler: type[BaseHTTPRequestHandler], port: int = 0, host: str = "127.0.0.1"
+    ) -> None:
+        self.host = host
+        self._httpd = ThreadingHTTPServer((host, port), handler)
         self.port: int = self._httpd.server_address[1]
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        """The OpenAI base URL (``http://127.0.0.1:PORT/v1``)."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        """The OpenAI base URL (``http://HOST:PORT/v1``; 127.0.0.1 when bound to all addresses)."""
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0") else self.host
+        return f"http://{host}:{self.port}/v1"
 
     def __enter__(self) -> Self:
         self._thread.start()

@@ -36,3 +36,18 @@ def tasks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         found[task.family] = task_dir
     assert set(found) == {"build", "extend", "repair"}
     return found
+
+
+@pytest.fixture(scope="session")
+def dataset(tasks: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A dataset revision (all tasks in train) of the same accepted tasks."""
+    out = next(iter(tasks.values())).parent.parent
+    data = tmp_path_factory.mktemp("train-data") / "dataset"
+    split = _cli("split", str(out), "-o", str(data), "--eval-per-family", "0", "--revision", "t1")
+    assert split.returncode == 0, split.stderr
+    return data
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return {"TRAJFORGE_MODELS": str(tmp_path_factory.mktemp("models"))}

@@ -42,27 +42,6 @@ def need_training() -> None:
         pytest.skip("!! pi CLI not installed: run `trajforge harness install`")
 
 
-@pytest.fixture(scope="module")
-def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A dataset revision (all tasks in train) from the pi repair and build sessions."""
-    out = tmp_path_factory.mktemp("train-tasks")
-    made = cli(
-        "reconstruct", str(SESSIONS / "repair.jsonl"), str(SESSIONS / "build.jsonl"), "-o", str(out)
-    )
-    assert made.returncode == 0, made.stderr
-    checked = cli("validate", str(out), "--set", "max_mutants=2")
-    assert checked.returncode == 0, checked.stderr
-    data = tmp_path_factory.mktemp("train-data") / "dataset"
-    split = cli("split", str(out), "-o", str(data), "--eval-per-family", "0", "--revision", "t1")
-    assert split.returncode == 0, split.stderr
-    return data
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return {"TRAJFORGE_MODELS": str(tmp_path_factory.mktemp("models"))}
-
-
 def run_train(
     dataset: Path, out: Path, env: dict[str, str], *sets: str
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:

@@ -85,6 +85,8 @@ def _train(examples: Path, output: Path, hub: str, revision: str) -> dict[str, o
     settings = load_train_config(examples / "train-tiny-cpu.toml", sets, output / "train")
     with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its step logs
         summary = train(settings)
+    if summary is None:
+        return {"skipped": "not the main training process"}
     metrics = summary["metrics"]
     return {
         "adapter": summary["adapter"],

@@ -34,14 +34,19 @@ def train(
             f"training needs {', '.join(missing)}: pip install torch==2.13.0 (CPU) or a CUDA "
             "build first, then pip install -e '.[train]'"
         )
+    from trajforge.train import ranks
     from trajforge.train.trainer import train as run
 
-    err.print(
-        f"training {settings.model.base} in {settings.harness} on {settings.dataset.path} "
-        f"({settings.dataset.split}), {settings.trainer.max_steps} steps"
-    )
+    if ranks.is_main():
+        err.print(
+            f"training {settings.model.base} in {settings.harness} on {settings.dataset.path} "
+            f"({settings.dataset.split}), {settings.trainer.max_steps} steps"
+            + (f", {ranks.world()} processes" if ranks.world() > 1 else "")
+        )
     with redirect_stdout(sys.stderr):  # the trainer prints its logs; stdout is for results
         summary = run(settings)
+    if summary is None:  # not the main process: it prints the results
+        return
     if as_json:
         print_json(summary)
     else:
