@@ -141,6 +141,10 @@ class RolloutSettings(_Table):
     """Wall-clock budget of the harness process."""
     concurrency: int = Field(default=2, ge=1)
     """Rollouts run at once."""
+    pids: int = Field(default=1024, ge=16)
+    """Processes a sandboxed harness may run at once."""
+    disk_mb: int = Field(default=2048, ge=64)
+    """Writable space of a sandboxed harness (workspace, home, tmp)."""
     sandbox: Literal["local", "docker"] = "local"
     """Sandbox backend of the verifier."""
     harness_sandbox: Literal["auto", "on", "off"] = "auto"

@@ -52,18 +52,17 @@ def wait_for_everyone() -> None:
 
 
 def merge_logs(out: Path) -> list[dict[str, Any]]:
-    """Main process, after a barrier: every process's records, merged into ``rollouts.jsonl``."""
+    """Main process, after a barrier: every process's records appended to ``rollouts.jsonl``
+    (which a resumed run continues); all its records."""
     final = out / "rollouts.jsonl"
-    if world() == 1:
-        return _read(final)
-    records: list[dict[str, Any]] = []
-    parts = [out / f"rollouts.rank{r}.jsonl" for r in range(world())]
-    for part in parts:
-        records += _read(part)
-    final.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    for part in parts:
-        part.unlink(missing_ok=True)
-    return records
+    if world() > 1:
+        parts = [out / f"rollouts.rank{r}.jsonl" for r in range(world())]
+        with final.open("a") as fh:
+            for part in parts:
+                fh.writelines(json.dumps(r, sort_keys=True) + "\n" for r in _read(part))
+        for part in parts:
+            part.unlink(missing_ok=True)
+    return _read(final)
 
 
 def _read(path: Path) -> list[dict[str, Any]]:

@@ -160,7 +160,7 @@ def run_rollout(
 
 
 @contextmanager
-def placed(harness: Harness, ws: Path, timeout_s: float, in_sandbox: bool) -> Iterator[Runner]:
+def placed(harness: Harness, ws: Path, budget: Budget, in_sandbox: bool) -> Iterator[Runner]:
     """Where the harness runs: the host (run folder = ``ws``'s parent) or the local sandbox."""
     if not in_sandbox:
         yield HostRunner(ws.parent, ws)
@@ -171,7 +171,7 @@ def placed(harness: Harness, ws: Path, timeout_s: float, in_sandbox: bool) -> It
     if reason is not None:
         raise UsageError(f"cannot run {harness.name} in the local sandbox: {reason}")
     expose = harness.sandbox_paths()[0]
-    with SandboxRunner(ws.parent, ws, timeout_s, expose) as runner:
+    with SandboxRunner(ws.parent, ws, budget, expose) as runner:
         yield runner
 
 
@@ -228,7 +228,7 @@ def harness_phase(
     runner, version = harness
     start = time.monotonic()
     try:
-        with placed(runner, ws, budget.timeout_s, in_sandbox) as place:
+        with placed(runner, ws, budget, in_sandbox) as place:
             with guarded(upstream, task_dir, place.workspace, bundle) as (proxy, url):
                 run = run_harness(
                     runner, place, task.instruction, url, rollout_id, budget.timeout_s

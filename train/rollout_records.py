@@ -20,6 +20,10 @@ class Budget(BaseModel):
     """Model turns the policy may take (scripts are cut; the capture proxy ends a model's run)."""
     timeout_s: float = Field(default=120.0, gt=0)
     """Wall-clock limit of the harness process."""
+    pids: int = Field(default=1024, ge=16)
+    """Processes the harness may run at once (in the sandbox)."""
+    disk_mb: int = Field(default=2048, ge=64)
+    """Writable space of the sandboxed harness (its workspace, home and tmp)."""
 
 
 class Rollout(BaseModel):

@@ -202,9 +202,14 @@ def _run(
 
     model, tokenizer, lora = loaded
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
-    ranks.log_path(out).unlink(missing_ok=True)
+    resume = True if any(out.glob("checkpoint-*")) else None
+    if not resume:  # a resumed run appends to the rollout records of the run it continues
+        ranks.log_path(out).unlink(missing_ok=True)
+        if ranks.is_main():
+            (out / "rollouts.jsonl").unlink(missing_ok=True)
     dataset = Dataset.from_dict({"prompt": sorted(tasks)})
     g = config.grpo
+    r = config.rollout
     capture = CaptureProxy(
         "http://127.0.0.1:1/v1", g.temperature, g.max_completion_length, g.max_turns
     )
@@ -212,7 +217,7 @@ def _run(
         tasks=tasks, harness=config.harness,
         sandbox=create(SANDBOXES, config.rollout.sandbox, "sandbox"),
         capture=capture, capture_url=capture.serve(),
-        budget=Budget(max_steps=config.rollout.max_steps, timeout_s=config.rollout.timeout_s),
+        budget=Budget(max_steps=r.max_steps, timeout_s=r.timeout_s, pids=r.pids, disk_mb=r.disk_mb),
         concurrency=config.rollout.concurrency, log_path=ranks.log_path(out),
         pad_id=int(tokenizer.eos_token_id), in_sandbox=in_sandbox,
         guard_bundle=config.guard.bundle,
@@ -222,7 +227,6 @@ def _run(
         model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
         train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
     )  # fmt: skip
-    resume = True if any(out.glob("checkpoint-*")) else None
     try:
         if config.trainer.vllm_url:
             _push_to_server(trainer, config.trainer.vllm_url, out, capture)

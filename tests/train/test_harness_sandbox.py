@@ -123,7 +123,7 @@ def test_hermes_in_sandbox_and_its_revision_differs(
 
 
 def _scripted_rollout(
-    task_dir: Path, calls: list[dict[str, Any]], keep: Path, timeout_s: float
+    task_dir: Path, calls: list[dict[str, Any]], keep: Path, budget: Budget
 ) -> Rollout:
     """pi in the sandbox against a scripted server making ``calls`` (one per turn)."""
     with ScriptedServer(script([[c] for c in calls], "Done.")) as server:
@@ -133,7 +133,7 @@ def _scripted_rollout(
             create(SANDBOXES, "local", "sandbox"),
             server.base_url,
             "probe",
-            Budget(timeout_s=timeout_s),
+            budget,
             keep=keep,
             harness_in_sandbox=True,
         )
@@ -148,7 +148,7 @@ def test_the_model_endpoint_is_the_only_way_out(tasks: dict[str, Path], tmp_path
             {"name": "write", "arguments": {"path": "probe.py", "content": code}},
             {"name": "bash", "arguments": {"command": "python3 probe.py > net.json"}},
         ]
-        result = _scripted_rollout(tasks["repair"], calls, tmp_path / "run", timeout_s=120)
+        result = _scripted_rollout(tasks["repair"], calls, tmp_path / "run", Budget(timeout_s=120))
     assert result.harness_sandbox == "local" and result.guard_calls == 2, result
     net = json.loads((tmp_path / "run" / "workspace" / "net.json").read_text())
     assert net["bridge"] == "connected"  # the model endpoint, through the bridge
@@ -161,7 +161,7 @@ def test_timeout_kills_the_sandboxed_process_tree(tasks: dict[str, Path], tmp_pa
     need("pi")
     hang = f"(setsid sleep {MARKER} &) ; sleep {MARKER}"
     calls = [{"name": "bash", "arguments": {"command": hang}}]
-    result = _scripted_rollout(tasks["repair"], calls, tmp_path / "run", timeout_s=5)
+    result = _scripted_rollout(tasks["repair"], calls, tmp_path / "run", Budget(timeout_s=5))
     assert result.status == "timeout" and result.harness_sandbox == "local"
     # pi and everything it started, the setsid'd daemon included, died with the sandbox run
     left = [
@@ -170,6 +170,21 @@ def test_timeout_kills_the_sandboxed_process_tree(tasks: dict[str, Path], tmp_pa
         if MARKER in " ".join(p.info["cmdline"] or [])
     ]
     assert left == []
+
+
+def test_the_budget_caps_the_sandboxed_harness_disk(tasks: dict[str, Path], tmp_path: Path) -> None:
+    need("pi")
+    fill = (
+        "out=$(dd if=/dev/zero of=big bs=1M count=200 2>&1); rc=$?; rm -f big; "
+        'echo "$rc $out" > dd.txt'
+    )
+    calls = [{"name": "bash", "arguments": {"command": fill}}]
+    budget = Budget(timeout_s=120, disk_mb=64)
+    result = _scripted_rollout(tasks["repair"], calls, tmp_path / "run", budget)
+    assert result.harness_sandbox == "local" and result.status == "ok", result
+    ws = tmp_path / "run" / "workspace"
+    rc, out = (ws / "dd.txt").read_text().split(" ", 1)
+    assert rc != "0" and "No space left on device" in out, out
 
 
 def test_normalise_replaces_run_paths_dates_and_secrets() -> None:

@@ -4,10 +4,10 @@ A random tiny model never solves a task, so every group's rewards are equal and 
 nothing to learn from. Here the tiny Qwen2 is first warm-started (plain supervised steps in
 this test) to answer the pi QA task ("What is the total of the amount column in sales.csv?")
 with the right total or a wrong one about equally often, on the very prompt pi sends. Then
-``trajforge train`` runs GRPO for real: pi asks the policy, the QA verifier scores the answer
-pi logged, rewards now differ inside a group, and the saved adapter must put more probability
-on the right answer and less on the wrong one than the warm-started base did — measured
-exactly by teacher forcing, not by sampling.
+``trajforge train`` runs GRPO for real (bf16 autocast, as the GPU configs train): pi asks the
+policy, the QA verifier scores the answer pi logged, rewards now differ inside a group, and the
+saved adapter must put more probability on the right answer and less on the wrong one than the
+warm-started base did — measured exactly by teacher forcing, not by sampling.
 """
 
 from __future__ import annotations
@@ -79,6 +79,7 @@ def warm_start(model: Any, prompt: list[int], answers: list[list[int]]) -> list[
     """Supervised steps until each answer has probability ≥ 0.3; their final probabilities."""
     import torch
 
+    torch.manual_seed(0)
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
     model.train()
     for _ in range(300):
@@ -119,7 +120,7 @@ def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
         f"model.base={json.dumps(str(warm))}", "dataset.configs=[]", 'dataset.families=["qa"]',
         "trainer.max_steps=3", "trainer.save_steps=10", "grpo.num_generations=4",
         "grpo.per_device_batch=4", "grpo.max_completion_length=8", "grpo.max_turns=2",
-        "grpo.learning_rate=2e-3", "rollout.concurrency=2",
+        "grpo.learning_rate=2e-3", "rollout.concurrency=2", "trainer.bf16=true",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     adapter = Path(doc["adapter"])

@@ -100,6 +100,27 @@ def test_tiny_grpo_through_pi_saves_rank_32_adapter(
     assert logged == pytest.approx(by_step, abs=1e-3)
 
 
+def test_a_second_run_resumes_from_the_last_checkpoint(
+    dataset: Path, models: dict[str, str], tmp_path: Path
+) -> None:
+    need_training()
+    out = tmp_path / "run"
+    first, doc = run_train(dataset, out, models, "trainer.max_steps=1")
+    assert first.returncode == 0, first.stderr[-3000:]
+    adapter = Path(doc["adapter"])
+    before = [json.loads(x)["rollout_id"] for x in (adapter / "rollouts.jsonl").open()]
+    assert len(before) == 2 and (adapter / "checkpoint-1").is_dir()
+    proc, doc = run_train(dataset, out, models, "trainer.max_steps=2")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rollouts = [json.loads(x) for x in (adapter / "rollouts.jsonl").open()]
+    # the first run's records kept, then only step 1 was run again: it resumed at checkpoint-1
+    assert [r["rollout_id"] for r in rollouts[:2]] == before
+    assert [r["step"] for r in rollouts] == [0, 0, 1, 1]
+    assert doc["metrics"]["rollouts"] == 4
+    assert [h["step"] for h in doc["metrics"]["trainer_log"] if "loss" in h] == [1, 2]
+    assert sorted(p.name for p in adapter.glob("checkpoint-*")) == ["checkpoint-1", "checkpoint-2"]
+
+
 def test_config_errors_name_the_setting(dataset: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text(EXAMPLE.read_text().replace("[lora]", "[lora]\nrank = 8"))

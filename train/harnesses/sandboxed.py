@@ -27,6 +27,7 @@ from trajforge.errors import SandboxError
 from trajforge.protocols import Limits
 from trajforge.train.harnesses.base import Proc, RunnableHarness
 from trajforge.train.harnesses.bridge import NetnsBridge
+from trajforge.train.rollout_records import Budget
 from trajforge.verifiers.sandbox.common import copy_workspace
 from trajforge.verifiers.sandbox.local import LocalSandbox, LocalSession
 
@@ -42,14 +43,14 @@ MEMORY_MB = 65536
 needs > 8 GiB of address space), so this is a guard rail, not a memory budget."""
 
 
-def harness_limits(timeout_s: float) -> Limits:
-    """Limits of a harness process: the wall clock is the real budget."""
+def harness_limits(budget: Budget) -> Limits:
+    """Limits of a harness process: the wall clock, processes and disk of the budget."""
     return Limits(
-        timeout_s=timeout_s,
-        cpu_s=int(timeout_s) * 16 + 60,
+        timeout_s=budget.timeout_s,
+        cpu_s=int(budget.timeout_s) * 16 + 60,
         memory_mb=MEMORY_MB,
-        pids=1024,
-        disk_mb=2048,
+        pids=budget.pids,
+        disk_mb=budget.disk_mb,
         output_bytes=4_000_000,
     )
 
@@ -70,13 +71,13 @@ class SandboxRunner(Closing):
     workspace = WORKSPACE
 
     def __init__(
-        self, host_root: Path, host_workspace: Path, timeout_s: float, expose: Sequence[Path] = ()
+        self, host_root: Path, host_workspace: Path, budget: Budget, expose: Sequence[Path] = ()
     ) -> None:
         self.host_root = host_root
         self.host_workspace = host_workspace
         self.bridge: NetnsBridge | None = None
         self.session: LocalSession = LocalSandbox(expose).session(
-            host_workspace, harness_limits(timeout_s)
+            host_workspace, harness_limits(budget)
         )
         try:
             self._mkdir(self.root)
