@@ -21,6 +21,8 @@ import http.client
 import json
 import logging
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -204,6 +206,25 @@ class CaptureProxy:
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
+
+
+@contextmanager
+def forced(
+    upstream: str,
+    temperature: float,
+    top_p: float,
+    max_tokens: int,
+    max_turns: int,
+    model: str | None = None,
+) -> Iterator[str]:
+    """A capture proxy (counting turns, not recording) in front of ``upstream`` that forces this
+    sampling and turn budget on every request and asks for ``model``; yields its URL."""
+    proxy = CaptureProxy(upstream, temperature, max_tokens, max_turns, top_p=top_p, record=False)
+    proxy.model = model
+    try:
+        yield proxy.serve()
+    finally:
+        proxy.close()
 
 
 class CaptureError(RuntimeError):

@@ -218,6 +218,7 @@ class PolicyServer(BackgroundServer):
 
         self.requests += 1
         adapters, name = self.policy.adapters, body.get("model")
+        log.debug("chat request %d for model %s", self.requests, name)
         if adapters is None:
             return (*reply(self.policy, body, self.requests), self.model_name)
         if name in (None, self.model_name):
@@ -345,7 +346,7 @@ def serve_policy(
     every request and ends a run after ``max_turns`` model turns (the harness cannot change how
     the policy samples).
     """
-    from trajforge.train.capture import CaptureProxy
+    from trajforge.train.capture import forced
 
     policy = load_policy(base_model, revision, adapter, seed)
     with PolicyServer(policy, model_name=Path(base_model).name) as server:
@@ -353,14 +354,9 @@ def serve_policy(
             yield server.base_url
             return
         policy.max_tokens = sampling.max_tokens
-        capture = CaptureProxy(
-            server.base_url, sampling.temperature, sampling.max_tokens, sampling.max_turns,
-            top_p=sampling.top_p, record=False,
-        )  # fmt: skip
-        try:
-            yield capture.serve()
-        finally:
-            capture.close()
+        with forced(server.base_url, sampling.temperature, sampling.top_p, sampling.max_tokens,
+                    sampling.max_turns) as url:  # fmt: skip
+            yield url
 
 
 @dataclass(frozen=True)

@@ -128,3 +128,16 @@ def test_guard_bundle_and_dataset_are_checked_before_running(tmp_path: Path) -> 
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="cannot read the config file"):
         load_config(tmp_path / "none.toml")
+
+
+def test_a_served_arm_needs_its_name_and_a_reachable_server(tmp_path: Path) -> None:
+    text = config_text(tmp_path).replace(SCRIPTED_ADAPTER, MODEL_ADAPTER)
+    alone = text + '\nserver_url = "http://127.0.0.1:9/v1"\n'
+    assert "server_url and served_name go together" in refused(tmp_path, alone)
+    both = text.replace(
+        '[arms.base]\nkind = "scripted"\npolicy = "give_up"',
+        '[arms.base]\nkind = "model"\nbase_model = "tiny:qwen3"\nbase_revision = "r1"',
+    )
+    unreachable = both + '\nserver_url = "http://127.0.0.1:9/v1"\nserved_name = "pi"\n'
+    message = refused(tmp_path, unreachable)
+    assert "arms.adapter.server_url http://127.0.0.1:9/v1: cannot list its models" in message

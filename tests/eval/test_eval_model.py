@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from importlib.util import find_spec
 from pathlib import Path
 
@@ -19,15 +21,19 @@ from tests.eval.conftest import REVISION, cli, need_pi
 pytestmark = pytest.mark.slow
 
 
-def test_tiny_model_arms_run_through_pi(dataset: Path, tmp_path: Path) -> None:
+def need_train_extra() -> None:
     if any(find_spec(m) is None for m in ("torch", "transformers", "peft")):
         pytest.skip("!! [train] extra missing: pip install -e '.[train]'")
     need_pi()
+
+
+def tiny_with_adapter(tmp_path: Path) -> tuple[Path, Path]:
+    """(tiny Qwen2 folder, a rank-32 LoRA adapter for it that is not a no-op)."""
     os.environ["TRAJFORGE_MODELS"] = str(tmp_path / "models")
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM
 
-    from trajforge.train.tiny import resolve, weights_revision
+    from trajforge.train.tiny import resolve
 
     base = resolve("tiny:qwen2")
     lora = LoraConfig(
@@ -35,6 +41,15 @@ def test_tiny_model_arms_run_through_pi(dataset: Path, tmp_path: Path) -> None:
     )
     adapter = tmp_path / "adapter"
     get_peft_model(AutoModelForCausalLM.from_pretrained(base), lora).save_pretrained(adapter)
+    return base, adapter
+
+
+def write_config(
+    tmp_path: Path, dataset: Path, base: Path, adapter: Path, base_extra: str = "",
+    adapter_extra: str = "",
+) -> Path:  # fmt: skip
+    from trajforge.train.tiny import weights_revision
+
     config = tmp_path / "eval.toml"
     config.write_text(
         f"""harness = "pi"
@@ -57,17 +72,20 @@ timeout_s = 120
 kind = "model"
 base_model = "tiny:qwen2"
 base_revision = "{weights_revision(base)}"
+{base_extra}
 [arms.adapter]
 kind = "model"
 base_model = "tiny:qwen2"
 base_revision = "{weights_revision(base)}"
 adapter = "{adapter}"
 adapter_revision = "{weights_revision(adapter)}"
+{adapter_extra}
 """
     )
-    proc = cli("eval", "--config", str(config), "--json")
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = tmp_path / "out"
+    return config
+
+
+def check_rows(out: Path, adapter: Path) -> None:
     import pyarrow.parquet as pq
 
     rows = pq.read_table(out / "results.parquet").to_pylist()
@@ -76,3 +94,53 @@ adapter_revision = "{weights_revision(adapter)}"
     units = json.loads((out / "deployment_units.json").read_text())
     assert units["adapter"]["adapter"] == str(adapter) and units["base"]["adapter"] is None
     assert units["adapter"]["base_revision"] == units["base"]["base_revision"]
+
+
+def test_tiny_model_arms_run_through_pi(dataset: Path, tmp_path: Path) -> None:
+    need_train_extra()
+    base, adapter = tiny_with_adapter(tmp_path)
+    proc = cli("eval", "--config", str(write_config(tmp_path, dataset, base, adapter)), "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    check_rows(tmp_path / "out", adapter)
+
+
+def test_arms_served_by_a_running_server(dataset: Path, tmp_path: Path) -> None:
+    """Both arms from one ``trajforge serve`` (as from one vLLM): the base and a LoRA by name."""
+    need_train_extra()
+    base, adapter = tiny_with_adapter(tmp_path)
+    argv = [
+        sys.executable,
+        "-m",
+        "trajforge.cli.main",
+        "-v",
+        "serve",
+        "--model",
+        "tiny:qwen2",
+        "--enable-lora",
+        "--lora-modules",
+        f"pi-lora={adapter}",
+        "--port",
+        "0",
+        "--json",
+    ]
+    log = tmp_path / "serve.log"
+    with log.open("w") as err:
+        server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            assert server.stdout is not None
+            url = json.loads(server.stdout.readline())["url"]
+            arm = f'server_url = "{url}"\nserved_name = '
+            wrong = write_config(tmp_path, dataset, base, adapter, "", arm + '"pi-lora-2"')
+            proc = cli("eval", "--config", str(wrong))
+            assert proc.returncode == 2 and "pi-lora-2" in proc.stderr and "pi-lora" in proc.stderr
+            config = write_config(
+                tmp_path, dataset, base, adapter, arm + '"tiny:qwen2"', arm + '"pi-lora"'
+            )
+            proc = cli("eval", "--config", str(config), "--json")
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    check_rows(tmp_path / "out", adapter)
+    asked = log.read_text()
+    assert "for model tiny:qwen2" in asked and "for model pi-lora" in asked  # both arms routed

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.util import find_spec
+from pathlib import Path
 from typing import Any
 
 from trajforge import __version__
@@ -93,8 +94,11 @@ def deployment_units(config: EvalConfig) -> dict[str, DeploymentUnit]:
     arms = {name: getattr(config.arms, name) for name in ARMS}
     draft = {name: unit_for(arm, (config.harness, "?"), "?", {}) for name, arm in arms.items()}
     check_arms(draft["base"], draft["adapter"])  # config mistakes first, before any probing
-    if any(isinstance(arm, ModelArm) for arm in arms.values()):
-        policy_server()  # refuse model arms early when the [train] extra is missing
+    if any(isinstance(arm, ModelArm) and not arm.server_url for arm in arms.values()):
+        policy_server()  # refuse in-process model arms early when the [train] extra is missing
+    for name, arm in arms.items():
+        if isinstance(arm, ModelArm) and arm.server_url and arm.served_name:
+            check_served(name, arm.server_url, arm.served_name, arm.adapter)
     harness = (config.harness, harness_version(config.harness))
     guard = guard_version(config.guard_bundle)
     return {name: unit_for(arm, harness, guard, frozen) for name, arm in arms.items()}
@@ -123,10 +127,47 @@ def endpoint(arm: ScriptedArm | ModelArm, config: EvalConfig) -> Iterator[str | 
     if isinstance(arm, ScriptedArm):
         yield None
         return
-    module = policy_server()
     s = config.sampling
+    if arm.server_url:
+        from trajforge.train.capture import forced
+
+        with forced(arm.server_url, s.temperature, s.top_p, s.max_tokens,
+                    config.budget.max_steps, arm.served_name) as url:  # fmt: skip
+            yield url
+        return
+    module = policy_server()
     sampling = module.Sampling(s.temperature, s.top_p, s.max_tokens, config.budget.max_steps)
     with module.serve_policy(
         arm.base_model, arm.adapter, seed=s.seed, revision=arm.base_revision, sampling=sampling
     ) as url:
         yield str(url)
+
+
+def check_served(name: str, url: str, served: str, adapter: str | None) -> None:
+    """Refuse an arm whose server does not serve ``served`` (or serves another adapter folder)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=30) as resp:
+            models = json.loads(resp.read())["data"]
+    except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"arms.{name}.server_url {url}: cannot list its models: {exc}") from exc
+    found = {str(m.get("id")): m for m in models if isinstance(m, dict)}
+    if served not in found:
+        raise UsageError(
+            f"arms.{name}.served_name {served!r}: {url} does not serve it "
+            f"(it serves: {', '.join(sorted(found)) or 'nothing'})"
+        )
+    root = found[served].get("root")
+    if (
+        adapter
+        and root
+        and Path(adapter).is_dir()
+        and Path(str(root)).resolve() != Path(adapter).resolve()
+    ):
+        raise UsageError(
+            f"arms.{name}: {url} serves {served!r} from {root}, not from arms.{name}.adapter "
+            f"{adapter}: serve the adapter the config names"
+        )

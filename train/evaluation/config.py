@@ -82,7 +82,8 @@ class ScriptedArm(_Strict):
 
 
 class ModelArm(_Strict):
-    """A model (+ optional LoRA adapter) served by ``trajforge.train.policy_server``."""
+    """A model (+ optional LoRA adapter): served in-process by ``trajforge.train.policy_server``,
+    or already served by a server at ``server_url`` (vLLM, ``trajforge serve``)."""
 
     kind: Literal["model"]
     """``model``."""
@@ -94,6 +95,12 @@ class ModelArm(_Strict):
     """LoRA adapter folder or hub id; None: the base model alone."""
     adapter_revision: str | None = None
     """Adapter revision; required with an adapter."""
+    server_url: str | None = None
+    """OpenAI base URL of a server already serving this arm (``vllm serve --enable-lora
+    --lora-modules NAME=ADAPTER`` or ``trajforge serve``); None: served in-process."""
+    served_name: str | None = None
+    """The model name that server answers this arm under (the adapter's ``--lora-modules`` name,
+    or the base's served name); required with ``server_url``."""
 
 
 Arm = Annotated[ScriptedArm | ModelArm, Field(discriminator="kind")]
@@ -179,5 +186,10 @@ def load_config(path: Path, overrides: Sequence[str] = ()) -> EvalConfig:
             raise UsageError(
                 f"{origin}: missing setting 'arms.{name}.adapter_revision': an adapter needs its "
                 "revision (sha256 of its weights or a hub commit)"
+            )
+        if isinstance(arm, ModelArm) and bool(arm.server_url) != bool(arm.served_name):
+            raise UsageError(
+                f"{origin}: arms.{name}: server_url and served_name go together (the server, "
+                "and the model name it answers this arm under)"
             )
     return config
