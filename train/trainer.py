@@ -215,10 +215,10 @@ def _run(
     )
     runner = RolloutRunner(
         tasks=tasks, harness=config.harness,
-        sandbox=create(SANDBOXES, config.rollout.sandbox, "sandbox"),
+        sandbox=create(SANDBOXES, r.sandbox, "sandbox"),
         capture=capture, capture_url=capture.serve(),
         budget=Budget(max_steps=r.max_steps, timeout_s=r.timeout_s, pids=r.pids, disk_mb=r.disk_mb),
-        concurrency=config.rollout.concurrency, log_path=ranks.log_path(out),
+        concurrency=r.concurrency, log_path=ranks.log_path(out),
         pad_id=int(tokenizer.eos_token_id), in_sandbox=in_sandbox,
         guard_bundle=config.guard.bundle,
         max_completion=g.max_row_tokens,
@@ -250,9 +250,7 @@ def _push_to_server(trainer: Any, url: str, out: Path, capture: Any) -> None:
     """Rollouts go to the external policy server at ``url``, its adapter pushed every step."""
     from trajforge.train.vllm_sync import VllmLoraSync
 
-    sync = VllmLoraSync(url, out / "live", capture)
-    sync.trainer = trainer
-    trainer.add_callback(sync)
+    trainer.add_callback(VllmLoraSync(url, out / "live", capture, trainer))
     capture.point_to(url)
 
 

@@ -58,48 +58,47 @@ def _post(url: str, payload: dict[str, Any]) -> None:
 class VllmLoraSync(TrainerCallback):
     """Push the live adapter to the policy server before training and after each step."""
 
-    def __init__(self, vllm_url: str, live_dir: Path, capture: CaptureProxy) -> None:
+    def __init__(self, vllm_url: str, live_dir: Path, capture: CaptureProxy, trainer: Any) -> None:
         self.base = vllm_url.rstrip("/")
         self.live_dir = live_dir.resolve()
         self.capture = capture
-        self.loaded: str | None = None
-        self.trainer: Any = None
-        """The trainer (set after it is built): its ``save_model`` gathers a sharded adapter."""
-        self.pushed: list[str] = []
-        """Adapter names loaded so far, in order (main process)."""
+        self.trainer = trainer
+        """The trainer: its ``save_model`` is collective and gathers a sharded adapter."""
+        self.loaded: int | None = None
+        """Step of the adapter the server serves now (None: none pushed yet)."""
 
-    def push(self, model: Any, step: int) -> None:
+    def push(self, step: int) -> None:
         """Save the adapter of ``step`` and make it the model every capture proxy asks for."""
-        name = f"policy-step-{step}"
         path = self.live_dir / f"step-{step}"
-        if self.trainer is not None:
-            self.trainer.save_model(str(path))  # collective: every process calls it
-        elif ranks.is_main():
-            model.save_pretrained(str(path))
+        self.trainer.save_model(str(path))  # every process calls it; the main one writes
         if ranks.is_main():
-            self._swap(name, path)
+            self._swap(step, path)
         ranks.wait_for_everyone()
-        self.capture.model = name
-        self.loaded = name
-        log.info("the policy server now serves %s", name)
+        self.capture.model = adapter_name(step)
+        self.loaded = step
+        log.info("the policy server now serves %s", adapter_name(step))
 
-    def _swap(self, name: str, path: Path) -> None:
-        load = {"lora_name": name, "lora_path": str(path)}
+    def _swap(self, step: int, path: Path) -> None:
+        load = {"lora_name": adapter_name(step), "lora_path": str(path)}
         try:
             _post(f"{self.base}/load_lora_adapter", load)
         except VllmSyncError as exc:
             if exc.status != 400 or "already" not in str(exc):
                 raise
             # a resumed run meets the name it loaded before: replace that adapter
-            _post(f"{self.base}/unload_lora_adapter", {"lora_name": name})
+            _post(f"{self.base}/unload_lora_adapter", {"lora_name": load["lora_name"]})
             _post(f"{self.base}/load_lora_adapter", load)
-        self.pushed.append(name)
-        if self.loaded and self.loaded != name:
-            _post(f"{self.base}/unload_lora_adapter", {"lora_name": self.loaded})
-            shutil.rmtree(self.live_dir / self.loaded.replace("policy-", ""), ignore_errors=True)
+        if self.loaded is not None and self.loaded != step:
+            _post(f"{self.base}/unload_lora_adapter", {"lora_name": adapter_name(self.loaded)})
+            shutil.rmtree(self.live_dir / f"step-{self.loaded}", ignore_errors=True)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.push(kwargs["model"], state.global_step)
+        self.push(state.global_step)
 
     def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-        self.push(kwargs["model"], state.global_step)
+        self.push(state.global_step)
+
+
+def adapter_name(step: int) -> str:
+    """The model name the adapter of ``step`` is served under."""
+    return f"policy-step-{step}"
