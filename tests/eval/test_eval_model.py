@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 from tests.eval.conftest import REVISION, cli, need_pi
+from tests.support.serve import serving
 
 pytestmark = pytest.mark.slow
 
@@ -108,38 +107,18 @@ def test_arms_served_by_a_running_server(dataset: Path, tmp_path: Path) -> None:
     """Both arms from one ``trajforge serve`` (as from one vLLM): the base and a LoRA by name."""
     need_train_extra()
     base, adapter = tiny_with_adapter(tmp_path)
-    argv = [
-        sys.executable,
-        "-m",
-        "trajforge.cli.main",
-        "-v",
-        "serve",
-        "--model",
-        "tiny:qwen2",
-        "--enable-lora",
-        "--lora-modules",
-        f"pi-lora={adapter}",
-        "--port",
-        "0",
-        "--json",
-    ]
+    args = ("--model", "tiny:qwen2", "--enable-lora", "--lora-modules", f"pi-lora={adapter}",
+            "--port", "0")  # fmt: skip
     log = tmp_path / "serve.log"
-    with log.open("w") as err:
-        server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err, text=True)
-        try:
-            assert server.stdout is not None
-            url = json.loads(server.stdout.readline())["url"]
-            arm = f'server_url = "{url}"\nserved_name = '
-            wrong = write_config(tmp_path, dataset, base, adapter, "", arm + '"pi-lora-2"')
-            proc = cli("eval", "--config", str(wrong))
-            assert proc.returncode == 2 and "pi-lora-2" in proc.stderr and "pi-lora" in proc.stderr
-            config = write_config(
-                tmp_path, dataset, base, adapter, arm + '"tiny:qwen2"', arm + '"pi-lora"'
-            )
-            proc = cli("eval", "--config", str(config), "--json")
-        finally:
-            server.terminate()
-            server.wait(timeout=30)
+    with serving(dict(os.environ), log, *args, verbose=True) as ready:
+        arm = f'server_url = "{ready["url"]}"\nserved_name = '
+        wrong = write_config(tmp_path, dataset, base, adapter, "", arm + '"pi-lora-2"')
+        proc = cli("eval", "--config", str(wrong))
+        assert proc.returncode == 2 and "pi-lora-2" in proc.stderr and "pi-lora" in proc.stderr
+        config = write_config(
+            tmp_path, dataset, base, adapter, arm + '"tiny:qwen2"', arm + '"pi-lora"'
+        )
+        proc = cli("eval", "--config", str(config), "--json")
     assert proc.returncode == 0, proc.stderr[-3000:]
     check_rows(tmp_path / "out", adapter)
     asked = log.read_text()

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.serve import serving
 from tests.train.test_training import EXAMPLE, REPO, need_training
 
 pytestmark = pytest.mark.slow
@@ -90,21 +91,10 @@ def test_two_processes_in_process_policy(
 @pytest.fixture
 def lora_server(models: dict[str, str], tmp_path: Path) -> Iterator[str]:
     """``trajforge serve --enable-lora`` on a free port; yields its base URL."""
-    argv = [sys.executable, "-m", "trajforge.cli.main", "serve", "--model", "tiny:qwen2",
-            "--enable-lora", "--port", "0", "--json"]  # fmt: skip
-    log = (tmp_path / "serve.log").open("w")
-    server = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=REPO, env={**os.environ, **models}
-    )
-    try:
-        assert server.stdout is not None
-        line = server.stdout.readline()
-        assert line, (tmp_path / "serve.log").read_text()[-2000:]
-        yield str(json.loads(line)["url"])
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+    env = {**os.environ, **models}
+    args = ("--model", "tiny:qwen2", "--enable-lora", "--port", "0")
+    with serving(env, tmp_path / "serve.log", *args) as ready:
+        yield str(ready["url"])
 
 
 def served(url: str) -> set[str]:

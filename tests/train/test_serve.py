@@ -10,10 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import select
 import signal
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.serve import ready_line, serve_argv, start_serve
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = "tiny:qwen2"
@@ -83,26 +83,14 @@ def cli_env(models: Path) -> dict[str, str]:
     return {**os.environ, "TRAJFORGE_MODELS": str(models)}
 
 
-def argv(*args: str) -> list[str]:
-    return [sys.executable, "-m", "trajforge.cli.main", "serve", *args]
-
-
 def start(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen[str]:
-    full = argv("--model", BASE, "--port", "0", "--json", "--max-tokens", "8", *args)
-    return subprocess.Popen(
-        full, stdout=subprocess.PIPE, stderr=log.open("w"), text=True, cwd=REPO, env=env
-    )
+    return start_serve(env, log, "--model", BASE, "--port", "0", "--json", "--max-tokens", "8",
+                       *args)  # fmt: skip
 
 
 def wait_ready(proc: subprocess.Popen[str], log: Path) -> Server:
     """The server once it printed its ready line (a dead or silent server fails the test)."""
-    assert proc.stdout is not None
-    readable, _, _ = select.select([proc.stdout], [], [], 300)
-    line = proc.stdout.readline() if readable else ""
-    if not line:
-        proc.kill()
-        pytest.fail(f"trajforge serve did not start: {log.read_text()[-2000:]}")
-    return Server(proc, json.loads(line), log)
+    return Server(proc, ready_line(proc, log), log)
 
 
 def make_adapter(base: Path, out: Path, rank: int, seed: int) -> Path:
@@ -280,7 +268,7 @@ def test_bad_input_is_one_clear_line(files: dict[str, Path]) -> None:
     env = cli_env(files["models"])
     procs = {
         want: subprocess.Popen(
-            argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+            serve_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
         for want, args in cases.items()
     }
