@@ -45,16 +45,23 @@ def arm_label(arm: ScriptedArm | ModelArm) -> str:
     return f"{arm.base_model}+{arm.adapter}" if arm.adapter else arm.base_model
 
 
-def row_of(attempt: Attempt, label: str, result: Rollout) -> dict[str, Any]:
-    """One results row from a finished rollout."""
-    scrub = Scrubber()
-    answer = scrub.text((result.answer or "")[:ANSWER_CHARS]) if result.answer else None
+def _identity(attempt: Attempt, label: str) -> dict[str, Any]:
+    """The columns that say which attempt a row is (arm, policy, task, family, index)."""
     return {
         "arm": attempt.arm,
         "policy": label,
         "task": attempt.task.id,
         "family": attempt.task.family,
         "attempt": attempt.index,
+    }
+
+
+def row_of(attempt: Attempt, label: str, result: Rollout) -> dict[str, Any]:
+    """One results row from a finished rollout."""
+    scrub = Scrubber()
+    answer = scrub.text((result.answer or "")[:ANSWER_CHARS]) if result.answer else None
+    return {
+        **_identity(attempt, label),
         "status": result.status,
         "reward": result.reward,
         "verifier_reward": result.verifier_reward,
@@ -75,11 +82,7 @@ def error_row(attempt: Attempt, label: str, exc: BaseException) -> dict[str, Any
     """The row of an attempt that could not run at all."""
     reason = Scrubber().text(f"{type(exc).__name__}: {exc}")
     return {
-        "arm": attempt.arm,
-        "policy": label,
-        "task": attempt.task.id,
-        "family": attempt.task.family,
-        "attempt": attempt.index,
+        **_identity(attempt, label),
         "status": "error",
         "reward": None,
         "verifier_reward": None,
