@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from trajforge.cli.main import main
+from tests.support.inprocess import run_main
 from trajforge.errors import UsageError
 from trajforge.reconstruct.dataenv import ORDER, build, default_inputs
 from trajforge.reconstruct.dataenv.tables import BUNDLED
@@ -25,15 +25,7 @@ SEED = 3
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """Run ``trajforge dataenv ARGS`` through the real entry point, in this process."""
-    argv = sys.argv
-    sys.argv = ["trajforge", "dataenv", *args]
-    try:
-        with pytest.raises(SystemExit) as exc:
-            main()
-    finally:
-        sys.argv = argv
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
+    return run_main(capsys, "dataenv", *args)
 
 
 def _tasks(out: Path) -> dict[str, Task]:

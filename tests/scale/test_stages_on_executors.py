@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.inprocess import run_main
 from tests.validate.conftest import FIXTURES, local_context, tasks_of
-from trajforge.cli.main import main
 from trajforge.executors import ExecutorConfig, LocalExecutor, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv import build
@@ -34,16 +33,7 @@ BROKEN = "build-0000000000000000"
 
 def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """``trajforge ARGS`` through the real entry point: exit code, stdout, stderr."""
-    capsys.readouterr()  # drop anything printed before
-    argv = sys.argv
-    sys.argv = ["trajforge", *args]
-    try:
-        with pytest.raises(SystemExit) as exc:
-            main()
-    finally:
-        sys.argv = argv
-    captured = capsys.readouterr()
-    return int(exc.value.code or 0), captured.out, captured.err
+    return run_main(capsys, *args)
 
 
 def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any]:
