@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trajforge.train.chat import for_template, parse_reply
+from trajforge.train.served_adapters import DEFAULT_MAX_LORA_RANK
 from trajforge.wire import BackgroundServer, JsonHandler, chunks, completion
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ class Policy:
         self.adapters: AdapterSet | None = None
         """Runtime LoRA adapters (``enable_lora``); None: serve ``model`` as it is."""
 
-    def enable_lora(self, max_rank: int = 32) -> AdapterSet:
+    def enable_lora(self, max_rank: int = DEFAULT_MAX_LORA_RANK) -> AdapterSet:
         """Serve runtime-loaded LoRA adapters beside the base model (which must not be a PEFT
         model already); returns the (empty) adapter set."""
         from trajforge.errors import UsageError

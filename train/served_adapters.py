@@ -109,10 +109,6 @@ class AdapterSet:
     def __contains__(self, name: object) -> bool:
         return name in self._loaded
 
-    def names(self) -> list[str]:
-        """Loaded adapter names, in load order."""
-        return list(self._loaded.copy())
-
     def cards(self, parent: str) -> list[dict[str, Any]]:
         """``/v1/models`` entries of the loaded adapters (vLLM: ``root`` path, ``parent`` base)."""
         return [

@@ -23,9 +23,9 @@ import typer
 
 from trajforge.cli.common import err
 from trajforge.errors import UsageError
+from trajforge.train.served_adapters import DEFAULT_MAX_LORA_RANK
 
 DEFAULT_PORT = 8000
-DEFAULT_MAX_LORA_RANK = 32
 
 
 def serve(
