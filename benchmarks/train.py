@@ -11,6 +11,9 @@
 4. With ``--processes N`` (N > 1): the same run launched by ``torchrun`` as N training processes
    (gloo on CPU; each rank runs its own rollouts), rollouts per second beside the one-process
    run (the anchor).
+5. With ``--async-grpo``: the same run with ``trainer.backend = "async_grpo"`` against a
+   ``trajforge serve --enable-lora`` it starts (generation overlapping training), seconds per
+   optimizer step (TRL's ``train_runtime`` / steps) beside the ``grpo`` run (the anchor).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ def serving(turns: int) -> None:
     from openai import OpenAI
 
     from trajforge.train.capture import CaptureProxy
-    from trajforge.train.policy_server import PolicyServer, load_policy
+    from trajforge.train.policy_server import PolicyServer
+    from trajforge.train.serving import load_policy
 
     policy = load_policy("tiny:qwen2", seed=0)
     ids = policy.tokenizer(policy.render(MESSAGES, TOOLS), add_special_tokens=False)["input_ids"]
@@ -88,8 +92,9 @@ def _turns(client: object, turns: int) -> list[float]:
     return times
 
 
-def grpo_run(steps: int, processes: int = 1) -> float | None:
-    """One GRPO run; rollouts per second of TRL step time (None if it could not run)."""
+def grpo_run(steps: int, processes: int = 1, *extra: str) -> float | None:
+    """One GRPO run (``extra``: more ``--set`` items); rollouts per second of TRL step time
+    (None if it could not run). Prints seconds per optimizer step too."""
     dataset = REPO / "demo-out" / "dataset"
     if not dataset.is_dir():
         print("(skipping the GRPO run: no demo-out/dataset — run `trajforge demo` first)")
@@ -102,6 +107,8 @@ def grpo_run(steps: int, processes: int = 1) -> float | None:
                 str(REPO / "examples" / "train-tiny-cpu.toml"), "--output-dir", tmp, "--json",
                 "--set", f"dataset.path={json.dumps(str(dataset))}",
                 "--set", f"trainer.max_steps={steps}"]  # fmt: skip
+        for item in extra:
+            argv += ["--set", item]
         start = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=REPO)
         wall = time.perf_counter() - start
@@ -111,15 +118,29 @@ def grpo_run(steps: int, processes: int = 1) -> float | None:
         doc = json.loads(proc.stdout)
         rollouts = [json.loads(line) for line in
                     (Path(doc["adapter"]) / "rollouts.jsonl").read_text().splitlines()]  # fmt: skip
-        steps_log = [h for h in doc["metrics"]["trainer_log"] if "step_time" in h]
+        log = doc["metrics"]["trainer_log"]
+    runtime = next(float(h["train_runtime"]) for h in log if "train_runtime" in h)
+    step_time = sum(float(h.get("step_time", h.get("perf/step_s", 0.0))) for h in log) or runtime
     harness = sum(r["wall_s"] for r in rollouts)
-    step_time = sum(float(h["step_time"]) for h in steps_log)
-    print(f"GRPO {steps} steps in {processes} process(es), {len(rollouts)} rollouts through pi: "
-          f"{wall:.1f} s wall in all")  # fmt: skip
+    print(f"{' '.join(extra) or 'grpo'}: {steps} steps in {processes} process(es), "
+          f"{len(rollouts)} rollouts through pi: {wall:.1f} s wall in all, "
+          f"{runtime / steps:.1f} s per optimizer step")  # fmt: skip
     print(f"  harness processes (sum)   {harness:8.1f} s ({harness / len(rollouts):.1f} s each)")
     print(f"  TRL steps incl. rollouts         {step_time:8.1f} s")
-    print(f"  start-up (imports, model, tasks) {wall - step_time:8.1f} s")
+    print(f"  start-up (imports, model, tasks) {wall - runtime:8.1f} s")
     return len(rollouts) / step_time
+
+
+def async_run(steps: int) -> float | None:
+    """The same run with async_grpo against a ``trajforge serve`` it starts."""
+    sys.path.insert(0, str(REPO))
+    from tests.support.serve import serving as serve
+
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+        args = ("--model", "tiny:qwen2", "--enable-lora", "--max-loras", "6", "--port", "0")
+        with serve(dict(os.environ), Path(tmp) / "serve.log", *args) as ready:
+            return grpo_run(steps, 1, 'trainer.backend="async_grpo"',
+                            f"trainer.vllm_url={json.dumps(ready['url'])}")  # fmt: skip
 
 
 def main() -> None:
@@ -127,6 +148,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--steps", type=int, default=2)
     parser.add_argument("--processes", type=int, default=1)
+    parser.add_argument("--async-grpo", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("TRAJFORGE_MODELS", str(Path(tempfile.gettempdir()) / "trajforge-models"))
     serving(args.turns)
@@ -136,6 +158,8 @@ def main() -> None:
         if many:
             print(f"rollouts/s of step time: {args.processes} processes {many:.2f} vs "
                   f"one {one:.2f} ({many / one:.2f}x; anchor: one process)")  # fmt: skip
+    if args.async_grpo:
+        async_run(args.steps)
 
 
 if __name__ == "__main__":

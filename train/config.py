@@ -59,7 +59,8 @@ class TrainerConfig(_Table):
     """Which trainer runs and where the policy is served."""
 
     backend: Literal["grpo", "async_grpo"] = "grpo"
-    """grpo: TRL GRPOTrainer + rollout_func (CPU or GPU); async_grpo: TRL AsyncGRPOTrainer (GPU)."""
+    """grpo: TRL GRPOTrainer + rollout_func (CPU or GPU); async_grpo: TRL AsyncGRPOTrainer,
+    generation overlapping training (needs ``vllm_url``; attention-only models)."""
     vllm_url: str | None = None
     """Base URL (``http://HOST:PORT/v1``) of an external policy server with runtime LoRA loading
     — vLLM ``--enable-lora`` on GPUs of its own, or ``trajforge serve --enable-lora`` — that
@@ -124,6 +125,8 @@ class GrpoSettings(_Table):
     """Exclude completions cut by the length limit from the loss."""
     temperature: float = Field(default=1.0, gt=0)
     """Sampling temperature (forced on every policy request by the capture proxy)."""
+    max_staleness: int = Field(default=4, ge=0)
+    """async_grpo: drop samples more than this many policy versions behind the trainer."""
 
     @model_validator(mode="after")
     def _batch_fits_groups(self) -> GrpoSettings:
@@ -180,6 +183,22 @@ class TrainConfig(_Table):
     """Rollout budgets."""
     guard: GuardSettings = Field(default_factory=GuardSettings)
     """Guard bundle."""
+
+    @model_validator(mode="after")
+    def _async_needs_a_server(self) -> TrainConfig:
+        if self.trainer.backend != "async_grpo":
+            return self
+        if not self.trainer.vllm_url:
+            raise ValueError(
+                "trainer.backend = 'async_grpo' samples from an external server: set "
+                "trainer.vllm_url (vLLM --enable-lora, or trajforge serve --enable-lora on CPU)"
+            )
+        if self.grpo.beta:
+            raise ValueError(
+                "grpo.beta: AsyncGRPOTrainer has no reference model (no KL term); set it to 0 "
+                "or use backend = 'grpo'"
+            )
+        return self
 
 
 def load_train_config(

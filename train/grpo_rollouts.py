@@ -81,7 +81,7 @@ class RolloutRunner:
             out["logprobs"].append(row.logprobs)
             out["env_mask"].append(row.env_mask)
             out["rollout_reward"].append(rollout.reward if rollout else None)
-            self._record(step, task_id, rollout, row)
+            self.record(step, task_id, rollout, row)
         return out
 
     def one(self, task_id: str) -> tuple[Rollout | None, Row | None]:
@@ -107,7 +107,8 @@ class RolloutRunner:
         return Row(prompt_ids=[self.pad_id], completion_ids=[self.pad_id], logprobs=[0.0],
                    env_mask=[1])  # fmt: skip
 
-    def _record(self, step: int, task_id: str, rollout: Rollout | None, row: Row | None) -> None:
+    def record(self, step: int, task_id: str, rollout: Rollout | None, row: Row | None) -> None:
+        """Append the rollout record of ``task_id`` sampled at ``step`` (and keep it)."""
         doc: dict[str, Any] = {"step": step, "task": task_id, "rank": ranks.rank()}
         if rollout is None:
             doc.update(status="error", reward=None, reasons=["the rollout could not start"])

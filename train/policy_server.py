@@ -12,7 +12,10 @@ vLLM (``--enable-lora``).
 With runtime LoRA (``Policy.enable_lora``, ``trajforge serve --enable-lora``) the server is
 vLLM's multi-adapter server on CPU: ``POST /v1/load_lora_adapter`` and
 ``/v1/unload_lora_adapter``, ``/v1/models`` lists the base and each adapter, and a chat request's
-``model`` selects the base or an adapter (an unknown name is 404).
+``model`` selects the base or an adapter (an unknown name is 404). The control endpoints an RL
+trainer uses with vLLM are there too: ``GET /health``, ``GET /server_info`` (the LoRA and
+parallel settings TRL's AsyncGRPOTrainer checks), ``POST /pause`` (new generations wait) and
+``POST /resume``.
 """
 
 from __future__ import annotations
@@ -20,11 +23,9 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trajforge.train.chat import for_template, parse_reply
@@ -68,7 +69,7 @@ class Policy:
         self.adapters: AdapterSet | None = None
         """Runtime LoRA adapters (``enable_lora``); None: serve ``model`` as it is."""
 
-    def enable_lora(self, max_rank: int = DEFAULT_MAX_LORA_RANK) -> AdapterSet:
+    def enable_lora(self, max_rank: int = DEFAULT_MAX_LORA_RANK, max_loras: int = 8) -> AdapterSet:
         """Serve runtime-loaded LoRA adapters beside the base model (which must not be a PEFT
         model already); returns the (empty) adapter set."""
         from trajforge.errors import UsageError
@@ -77,7 +78,7 @@ class Policy:
         if hasattr(self.model, "peft_config"):
             raise UsageError("runtime LoRA needs a plain base model, not a PEFT model")
         if self.adapters is None:
-            self.adapters = AdapterSet(self, max_rank)
+            self.adapters = AdapterSet(self, max_rank, max_loras)
         return self.adapters
 
     def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None) -> str:
@@ -204,19 +205,43 @@ class PolicyServer(BackgroundServer):
         self.policy = policy
         self.model_name = model_name
         self.requests = 0
+        self.running = threading.Event()
+        """Clear while paused (``POST /pause``): new generations wait for ``/resume``."""
+        self.running.set()
         super().__init__(self._handler(), port, host)
 
     def models(self) -> list[dict[str, Any]]:
         """``/v1/models`` entries: the base model, then each loaded adapter."""
-        base = {"id": self.model_name, "object": "model", "owned_by": "trajforge"}
+        base = {"id": self.model_name, "object": "model", "owned_by": "trajforge",
+                "max_model_len": self.max_model_len()}  # fmt: skip
         adapters = self.policy.adapters
         return [base, *(adapters.cards(self.model_name) if adapters is not None else [])]
+
+    def max_model_len(self) -> int | None:
+        """Prompt + completion tokens the model takes (its position limit)."""
+        config = getattr(self.policy.model, "config", None)
+        return getattr(config, "max_position_embeddings", None)
+
+    def server_info(self) -> dict[str, Any]:
+        """``GET /server_info``: the parts of vLLM's resolved config RL trainers read."""
+        adapters = self.policy.adapters
+        lora = None if adapters is None else {
+            "max_lora_rank": adapters.max_rank, "max_loras": adapters.max_loras,
+        }  # fmt: skip
+        config = {
+            "lora_config": lora,
+            "parallel_config": {"data_parallel_size": 1},
+            "model_config": {"model": self.model_name, "max_model_len": self.max_model_len(),
+                             "dtype": str(getattr(self.policy.model, "dtype", ""))},
+        }  # fmt: skip
+        return {"vllm_config": config}
 
     def chat(self, body: dict[str, Any]) -> tuple[dict[str, Any], Generated, str]:
         """(message, generation, answering model name) for a chat request; AdapterError when
         runtime LoRA is on and ``model`` names neither the base nor a loaded adapter."""
         from trajforge.train.served_adapters import model_not_found
 
+        self.running.wait()  # paused: wait for /resume
         self.requests += 1
         adapters, name = self.policy.adapters, body.get("model")
         log.debug("chat request %d for model %s", self.requests, name)
@@ -240,9 +265,11 @@ class PolicyServer(BackgroundServer):
 
     def route(self, path: str) -> str | None:
         """What a POST to ``path`` does: chat, load, unload, or None (404)."""
-        path = path.rstrip("/")
+        path = path.split("?", 1)[0].rstrip("/")
         if path.endswith("/chat/completions"):
             return "chat"
+        if path in ("/pause", "/resume"):
+            return path[1:]
         if self.policy.adapters is None:
             return None
         return LORA_ROUTES.get(path.rsplit("/", 1)[-1])
@@ -251,6 +278,11 @@ class PolicyServer(BackgroundServer):
         """Answer a POST ``action`` through ``handler``: vLLM's error JSON when refused."""
         from trajforge.train.served_adapters import AdapterError
 
+        if action in ("pause", "resume"):
+            (self.running.clear if action == "pause" else self.running.set)()
+            log.info("generation %sd", action)
+            handler.send_json({})
+            return
         try:
             if action != "chat":
                 handler.send_text(self.lora(action, body))
@@ -269,8 +301,13 @@ class PolicyServer(BackgroundServer):
 
         class Handler(JsonHandler):
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path.endswith("/models"):
                     self.send_json({"object": "list", "data": server.models()})
+                elif path == "/health":
+                    self.send_text("")
+                elif path == "/server_info":
+                    self.send_json(server.server_info())
                 else:
                     self.send_json(_error(f"Not Found: {self.path}", 404), 404)
 
@@ -310,65 +347,3 @@ LORA_ROUTES = {"load_lora_adapter": "load", "unload_lora_adapter": "unload"}
 def _error(message: str, status: int) -> dict[str, Any]:
     kind = "NotFoundError" if status == 404 else "BadRequestError"
     return {"error": {"message": message, "type": kind, "param": None, "code": status}}
-
-
-def load_policy(
-    base_model: str, revision: str | None = None, adapter: str | None = None, seed: int = 0
-) -> Policy:
-    """Load a base model (``tiny:ARCH``, a local folder or a hub id) and an optional adapter."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from trajforge.train.tiny import is_tiny, resolve
-
-    path = str(resolve(base_model)) if is_tiny(base_model) else base_model
-    rev = None if is_tiny(base_model) or Path(path).exists() else revision
-    own = adapter is not None and (Path(adapter) / "tokenizer_config.json").is_file()
-    source = adapter if own and adapter else path
-    tokenizer = AutoTokenizer.from_pretrained(source, revision=None if own else rev)
-    model: Any = AutoModelForCausalLM.from_pretrained(path, revision=rev)
-    if adapter:
-        from peft import PeftModel
-
-        model = PeftModel.from_pretrained(model, adapter)
-    return Policy(model, tokenizer, seed=seed)
-
-
-@contextmanager
-def serve_policy(
-    base_model: str,
-    adapter: str | None = None,
-    seed: int = 0,
-    revision: str | None = None,
-    sampling: Sampling | None = None,
-) -> Iterator[str]:
-    """Serve a base model (+ adapter) on a free local port; yields its OpenAI base URL.
-
-    With ``sampling``, a capture proxy in front forces its temperature, top_p and token limit on
-    every request and ends a run after ``max_turns`` model turns (the harness cannot change how
-    the policy samples).
-    """
-    from trajforge.train.capture import forced
-
-    policy = load_policy(base_model, revision, adapter, seed)
-    with PolicyServer(policy, model_name=Path(base_model).name) as server:
-        if sampling is None:
-            yield server.base_url
-            return
-        policy.max_tokens = sampling.max_tokens
-        with forced(server.base_url, sampling.temperature, sampling.top_p, sampling.max_tokens,
-                    sampling.max_turns) as url:  # fmt: skip
-            yield url
-
-
-@dataclass(frozen=True)
-class Sampling:
-    """How every request to a served policy samples."""
-
-    temperature: float
-    """Sampling temperature."""
-    top_p: float
-    """Nucleus mass (1 = off)."""
-    max_tokens: int
-    """New tokens per model turn."""
-    max_turns: int
-    """Model turns per run."""

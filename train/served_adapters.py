@@ -100,10 +100,14 @@ def adapter_rank(path: Path, max_rank: int, name: str = "") -> int:
 class AdapterSet:
     """The adapters a policy serves beside its base model (load, unload, select)."""
 
-    def __init__(self, policy: Policy, max_rank: int = DEFAULT_MAX_LORA_RANK) -> None:
+    def __init__(
+        self, policy: Policy, max_rank: int = DEFAULT_MAX_LORA_RANK, max_loras: int = 8
+    ) -> None:
         self.policy = policy
         self.max_rank = max_rank
         """Largest LoRA rank accepted (vLLM's ``--max-lora-rank``)."""
+        self.max_loras = max_loras
+        """Adapters loaded at once at most (vLLM's ``--max-loras``; a load past it is 400)."""
         self._loaded: dict[str, ServedAdapter] = {}
 
     def __contains__(self, name: object) -> bool:
@@ -128,6 +132,11 @@ class AdapterSet:
             if name in self._loaded:
                 raise AdapterError(
                     f"The lora adapter '{name}' has already been loaded.", kind="InvalidUserInput"
+                )
+            if len(self._loaded) >= self.max_loras:
+                raise AdapterError(
+                    f"max_loras {self.max_loras} adapters are loaded already; unload one first.",
+                    kind="InvalidUserInput",
                 )
             if name == base_name:
                 raise AdapterError(

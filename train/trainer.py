@@ -6,6 +6,8 @@
    verifier reward. On CPU the policy is served in-process by :mod:`~trajforge.train.policy_server`
    from the trainer's live model; with ``trainer.vllm_url`` an external server (vLLM on GPUs of
    its own, or ``trajforge serve --enable-lora``) serves it, its adapter pushed every step.
+   ``backend = "async_grpo"``: TRL's AsyncGRPOTrainer, rollouts produced alongside training
+   (:mod:`~trajforge.train.async_backend`).
    Under ``accelerate launch`` / ``torchrun`` every process runs its own rollouts and the main
    process writes the outputs (:mod:`~trajforge.train.ranks`).
 4. Save ``OUT/adapters/<harness>/<base-slug>-r<r>/``: adapter, tokenizer + chat template,
@@ -62,9 +64,7 @@ def resolve_model(config: TrainConfig) -> tuple[str, str]:
 
 
 def check_backend(config: TrainConfig, model_config: Any) -> None:
-    """Refuse backends this machine or model cannot run, saying why and what to use."""
-    import torch
-
+    """Refuse a backend the model cannot run, saying why and what to use."""
     if config.trainer.backend != "async_grpo":
         return
     text = (
@@ -74,17 +74,9 @@ def check_backend(config: TrainConfig, model_config: Any) -> None:
     if layers:
         raise UsageError(
             f"trainer.backend = 'async_grpo': TRL 1.16's AsyncGRPOTrainer refuses hybrid models "
-            f"({model_config.model_type} has {sorted(layers)} layers); use backend = 'grpo'"
+            f"({model_config.model_type} has {sorted(layers)} layers; its tree packing only routes "
+            "attention layers); use backend = 'grpo'"
         )
-    if not torch.cuda.is_available() or not config.trainer.vllm_url:
-        raise UsageError(
-            "trainer.backend = 'async_grpo' needs a GPU and trainer.vllm_url (a vLLM server with "
-            "--enable-lora); on CPU use backend = 'grpo'"
-        )
-    raise UsageError(
-        "trainer.backend = 'async_grpo': harness-in-the-loop rollouts are not wired to "
-        "AsyncGRPOTrainer's rollout worker yet; use backend = 'grpo' (with trainer.vllm_url)"
-    )
 
 
 def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
@@ -143,21 +135,24 @@ def grpo_args(config: TrainConfig, out: Path) -> Any:
 
 
 def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any, Any]:
-    """(model, tokenizer, LoRA config)."""
+    """(model — None for async_grpo, tokenizer, LoRA config)."""
     from peft import LoraConfig
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     rev = None if Path(path).is_dir() else revision
     tokenizer = AutoTokenizer.from_pretrained(path, revision=rev)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(path, revision=rev)
-    check_backend(config, model.config)
+    model_config = AutoConfig.from_pretrained(path, revision=rev)
+    check_backend(config, model_config)
+    model = None  # async_grpo: AsyncGRPOTrainer loads the weights itself
+    if config.trainer.backend == "grpo":
+        model = AutoModelForCausalLM.from_pretrained(path, revision=rev)
     lora = LoraConfig(
         r=config.lora.r,
         lora_alpha=config.lora.alpha,
         lora_dropout=config.lora.dropout,
-        target_modules=targets_for(model.config.model_type, config.lora),
+        target_modules=targets_for(model_config.model_type, config.lora),
         task_type="CAUSAL_LM",
     )
     return model, tokenizer, lora
@@ -176,7 +171,7 @@ def train(config: TrainConfig) -> dict[str, Any] | None:
     try:
         tasks = load_tasks(config, work)
         model, tokenizer, lora = build_model(config, path, revision)
-        history = _run(config, tasks, (model, tokenizer, lora), out, in_sandbox)
+        history = _run(config, tasks, (model, tokenizer, lora), out, (path, in_sandbox))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not ranks.is_main():
@@ -190,15 +185,12 @@ def _run(
     tasks: dict[str, Path],
     loaded: tuple[Any, Any, Any],
     out: Path,
-    in_sandbox: bool,
+    where: tuple[str, bool],
 ) -> list[dict[str, Any]]:
-    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); TRL's log."""
-    from datasets import Dataset
-    from trl import GRPOTrainer
-
+    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); TRL's log.
+    ``where``: the model's path and whether the harness runs in the local sandbox."""
     from trajforge.train.capture import CaptureProxy
-    from trajforge.train.grpo_rollouts import RolloutRunner, verifier_reward
-    from trajforge.train.policy_server import Policy, PolicyServer
+    from trajforge.train.grpo_rollouts import RolloutRunner
 
     model, tokenizer, lora = loaded
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -207,7 +199,6 @@ def _run(
         ranks.log_path(out).unlink(missing_ok=True)
         if ranks.is_main():
             (out / "rollouts.jsonl").unlink(missing_ok=True)
-    dataset = Dataset.from_dict({"prompt": sorted(tasks)})
     g = config.grpo
     r = config.rollout
     capture = CaptureProxy(
@@ -219,24 +210,18 @@ def _run(
         capture=capture, capture_url=capture.serve(),
         budget=Budget(max_steps=r.max_steps, timeout_s=r.timeout_s, pids=r.pids, disk_mb=r.disk_mb),
         concurrency=r.concurrency, log_path=ranks.log_path(out),
-        pad_id=int(tokenizer.eos_token_id), in_sandbox=in_sandbox,
+        pad_id=int(tokenizer.eos_token_id), in_sandbox=where[1],
         guard_bundle=config.guard.bundle,
         max_completion=g.max_row_tokens,
     )  # fmt: skip
-    trainer = GRPOTrainer(
-        model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
-        train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
-    )  # fmt: skip
     try:
-        if config.trainer.vllm_url:
-            _push_to_server(trainer, config.trainer.vllm_url, out, capture)
-            trainer.train(resume_from_checkpoint=resume)
+        if config.trainer.backend == "async_grpo":
+            from trajforge.train.async_backend import run_async
+
+            capture.point_to(str(config.trainer.vllm_url))
+            trainer = run_async(config, runner, where[0], (tokenizer, lora), out, resume)
         else:
-            policy = Policy(trainer.model, tokenizer, seed=ranks.sampling_seed(config.trainer.seed),
-                            max_tokens=g.max_completion_length)  # fmt: skip
-            with PolicyServer(policy, model_name=config.model.base) as server:
-                capture.point_to(server.base_url)
-                trainer.train(resume_from_checkpoint=resume)
+            trainer = _run_grpo(config, runner, (model, tokenizer, lora), out, resume)
     finally:
         capture.close()
     trainer.save_model(str(out))  # every process (a sharded adapter is gathered); main writes
@@ -244,6 +229,34 @@ def _run(
         tokenizer.save_pretrained(str(out))
     ranks.wait_for_everyone()
     return list(trainer.state.log_history)
+
+
+def _run_grpo(
+    config: TrainConfig, runner: Any, loaded: tuple[Any, Any, Any], out: Path, resume: bool | None
+) -> Any:
+    """GRPOTrainer with ``rollout_func``; the policy served in-process or by ``vllm_url``."""
+    from datasets import Dataset
+    from trl import GRPOTrainer
+
+    from trajforge.train.grpo_rollouts import verifier_reward
+    from trajforge.train.policy_server import Policy, PolicyServer
+
+    model, tokenizer, lora = loaded
+    dataset = Dataset.from_dict({"prompt": sorted(runner.tasks)})
+    trainer = GRPOTrainer(
+        model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
+        train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
+    )  # fmt: skip
+    if config.trainer.vllm_url:
+        _push_to_server(trainer, config.trainer.vllm_url, out, runner.capture)
+        trainer.train(resume_from_checkpoint=resume)
+        return trainer
+    policy = Policy(trainer.model, tokenizer, seed=ranks.sampling_seed(config.trainer.seed),
+                    max_tokens=config.grpo.max_completion_length)  # fmt: skip
+    with PolicyServer(policy, model_name=config.model.base) as server:
+        runner.capture.point_to(server.base_url)
+        trainer.train(resume_from_checkpoint=resume)
+    return trainer
 
 
 def _push_to_server(trainer: Any, url: str, out: Path, capture: Any) -> None:

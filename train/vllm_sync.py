@@ -38,7 +38,8 @@ class VllmSyncError(TrajforgeError):
         """The HTTP status the server answered (None: not reached)."""
 
 
-def _post(url: str, payload: dict[str, Any]) -> None:
+def post(url: str, payload: dict[str, Any]) -> None:
+    """POST ``payload`` to ``url`` (VllmSyncError with the status and body when refused)."""
     request = urllib.request.Request(
         url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
     )
@@ -81,15 +82,15 @@ class VllmLoraSync(TrainerCallback):
     def _swap(self, step: int, path: Path) -> None:
         load = {"lora_name": adapter_name(step), "lora_path": str(path)}
         try:
-            _post(f"{self.base}/load_lora_adapter", load)
+            post(f"{self.base}/load_lora_adapter", load)
         except VllmSyncError as exc:
             if exc.status != 400 or "already" not in str(exc):
                 raise
             # a resumed run meets the name it loaded before: replace that adapter
-            _post(f"{self.base}/unload_lora_adapter", {"lora_name": load["lora_name"]})
-            _post(f"{self.base}/load_lora_adapter", load)
+            post(f"{self.base}/unload_lora_adapter", {"lora_name": load["lora_name"]})
+            post(f"{self.base}/load_lora_adapter", load)
         if self.loaded is not None and self.loaded != step:
-            _post(f"{self.base}/unload_lora_adapter", {"lora_name": adapter_name(self.loaded)})
+            post(f"{self.base}/unload_lora_adapter", {"lora_name": adapter_name(self.loaded)})
             shutil.rmtree(self.live_dir / f"step-{self.loaded}", ignore_errors=True)
 
     def on_train_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:

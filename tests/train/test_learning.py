@@ -4,7 +4,8 @@ A random tiny model never solves a task, so every group's rewards are equal and 
 nothing to learn from. Here the tiny Qwen2 is first warm-started (plain supervised steps in
 this test) to answer the pi QA task ("What is the total of the amount column in sales.csv?")
 with the right total or a wrong one about equally often, on the very prompt pi sends. Then
-``trajforge train`` runs GRPO for real (bf16 autocast, as the GPU configs train): pi asks the
+``trajforge train`` runs GRPO for real (bf16 autocast, as the GPU configs train; with either
+backend — ``async_grpo`` samples from ``trajforge serve`` while it trains): pi asks the
 policy, the QA verifier scores the answer pi logged, rewards now differ inside a group, and the
 saved adapter must widen the right answer's lead over the wrong one and lower the wrong one's
 probability, against the warm-started base — measured exactly by teacher forcing, not by sampling.
@@ -14,11 +15,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.support.serve import serving
 from tests.train.test_training import REPO, cli, need_training, run_train
 
 pytestmark = pytest.mark.slow
@@ -94,8 +98,13 @@ def warm_start(model: Any, prompt: list[int], answers: list[list[int]]) -> list[
     raise AssertionError(f"warm start did not converge: {probs}")
 
 
+@pytest.mark.parametrize("backend", ["grpo", "async_grpo"])
 def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
-    qa_dataset: Path, models: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    qa_dataset: Path,
+    models: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    backend: str,
 ) -> None:
     need_training()
     import torch
@@ -115,17 +124,27 @@ def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
     model.save_pretrained(warm)
     tokenizer.save_pretrained(warm)
 
-    proc, doc = run_train(
-        qa_dataset, tmp_path / "run", models,
+    sets = (
         f"model.base={json.dumps(str(warm))}", "dataset.configs=[]", 'dataset.families=["qa"]',
         "trainer.max_steps=3", "trainer.save_steps=10", "grpo.num_generations=4",
         "grpo.per_device_batch=4", "grpo.max_completion_length=8", "grpo.max_turns=2",
         "grpo.learning_rate=2e-3", "rollout.concurrency=2", "trainer.bf16=true",
+        f'trainer.backend="{backend}"',
     )  # fmt: skip
+    with ExitStack() as stack:
+        if backend == "async_grpo":  # the warm model served with runtime LoRA, as vLLM would
+            served = stack.enter_context(serving(
+                {**os.environ, **models}, tmp_path / "serve.log", "--model", str(warm),
+                "--enable-lora", "--max-loras", "3", "--port", "0",
+            ))  # fmt: skip
+            sets += (f"trainer.vllm_url={json.dumps(served['url'])}", "grpo.max_staleness=1")
+        proc, doc = run_train(qa_dataset, tmp_path / "run", models, *sets)
     assert proc.returncode == 0, proc.stderr[-3000:]
     adapter = Path(doc["adapter"])
     rollouts = [json.loads(x) for x in (adapter / "rollouts.jsonl").read_text().splitlines()]
-    assert len(rollouts) == 12 and all(r["family"] == "qa" for r in rollouts)
+    # async_grpo samples ahead of the trainer: whole groups, at least the 3 steps' worth
+    assert len(rollouts) == 12 if backend == "grpo" else len(rollouts) >= 12
+    assert all(r["family"] == "qa" for r in rollouts)
     rewards = [r["reward"] for r in rollouts]
     assert {0.0, 1.0} <= set(rewards), rewards  # the verifier told right from wrong
     steps = [h for h in doc["metrics"]["trainer_log"] if "loss" in h]

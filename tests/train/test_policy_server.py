@@ -38,7 +38,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Any:
     import os
 
     os.environ["TRAJFORGE_MODELS"] = str(tmp_path_factory.mktemp("models"))
-    from trajforge.train.policy_server import load_policy
+    from trajforge.train.serving import load_policy
 
     return load_policy("tiny:qwen2", seed=3)
 

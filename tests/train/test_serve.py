@@ -67,16 +67,18 @@ class Server:
         return self.post("load_lora_adapter", {"lora_name": name, "lora_path": str(path)})
 
     def post(self, route: str, payload: dict[str, Any]) -> tuple[int, str]:
-        request = urllib.request.Request(
-            f"{self.url}/{route}",
-            data=json.dumps(payload).encode(),
-            headers={"Content-Type": "application/json"},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=120) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, exc.read().decode()
+        return post_json(f"{self.url}/{route}", payload)
+
+
+def post_json(url: str, payload: dict[str, Any]) -> tuple[int, str]:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode(), headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=120) as resp:
+            return resp.status, resp.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
 
 
 def cli_env(models: Path) -> dict[str, str]:
@@ -134,7 +136,7 @@ def servers(files: dict[str, Path]) -> Iterator[dict[str, Server]]:
     logs = {"lora": files["root"] / "lora.log", "plain": files["root"] / "plain.log"}
     procs = {
         "lora": start(
-            env, logs["lora"], "--enable-lora", "--max-lora-rank", "16",
+            env, logs["lora"], "--enable-lora", "--max-lora-rank", "16", "--max-loras", "3",
             "--lora-modules", f"pi={files['pi']}",
         ),
         "plain": start(env, logs["plain"]),
@@ -262,6 +264,10 @@ def test_bad_input_is_one_clear_line(files: dict[str, Path]) -> None:
         "LoRA rank 64 is greater than max_lora_rank 32": [
             "--model", BASE, "--enable-lora", "--lora-modules", f"b={files['big']}",
         ],
+        "--max-loras 1": [
+            "--model", BASE, "--enable-lora", "--max-loras", "1",
+            "--lora-modules", f"a={files['pi']}", "--lora-modules", f"b={files['other']}",
+        ],
         "no such model folder": ["--model", str(files["root"] / "missing-model")],
         "unknown tiny model": ["--model", "tiny:gpt9"],
     }  # fmt: skip
@@ -279,6 +285,47 @@ def test_bad_input_is_one_clear_line(files: dict[str, Path]) -> None:
         assert len(err.strip().splitlines()) <= 2, err  # one message (rich may wrap it once)
         if want == "No adapter found for":
             assert str(files["empty"]) in err.replace("\n", "")
+
+
+def get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return resp.status, resp.read().decode()
+
+
+def test_the_control_endpoints_an_rl_trainer_uses(
+    servers: dict[str, Server], files: dict[str, Path]
+) -> None:
+    """What TRL's AsyncGRPOTrainer asks a vLLM server: health, server_info, pause / resume,
+    and a load past --max-loras refused."""
+    import threading
+
+    lora, plain = servers["lora"], servers["plain"]
+    root = lora.url.removesuffix("/v1")
+    assert get(f"{root}/health") == (200, "")
+    info = json.loads(get(f"{root}/server_info?config_format=json")[1])["vllm_config"]
+    assert info["lora_config"] == {"max_lora_rank": 16, "max_loras": 3}
+    assert info["parallel_config"]["data_parallel_size"] == 1
+    max_len = lora.models()[BASE]["max_model_len"]
+    assert isinstance(max_len, int) and info["model_config"]["max_model_len"] == max_len > 0
+    plain_root = plain.url.removesuffix("/v1")
+    assert json.loads(get(f"{plain_root}/server_info")[1])["vllm_config"]["lora_config"] is None
+
+    assert post_json(f"{root}/pause?mode=keep", {})[0] == 200  # paused: a new generation waits
+    answered = threading.Event()
+    waiting = threading.Thread(target=lambda: (lora.chat(BASE), answered.set()))
+    waiting.start()
+    assert not answered.wait(2.0)
+    assert post_json(f"{root}/resume", {})[0] == 200
+    assert answered.wait(60.0)
+    waiting.join()
+
+    loaded = set(lora.models()) - {BASE}
+    for i in range(3 - len(loaded)):
+        assert lora.load(f"extra-{i}", files["other"])[0] == 200
+    status, text = lora.load("one-too-many", files["other"])
+    assert status == 400 and "max_loras 3" in text, text
+    for i in range(3 - len(loaded)):
+        assert lora.post("unload_lora_adapter", {"lora_name": f"extra-{i}"})[0] == 200
 
 
 def test_sigterm_and_sigint_stop_cleanly(servers: dict[str, Server]) -> None:

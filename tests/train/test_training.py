@@ -145,6 +145,7 @@ def test_async_grpo_refuses_hybrid_lfm2(
     proc, _ = run_train(
         dataset, tmp_path / "run", models,
         'model.base="tiny:lfm2"', 'trainer.backend="async_grpo"',
+        'trainer.vllm_url="http://127.0.0.1:9/v1"',  # refused before any server is asked
     )  # fmt: skip
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "AsyncGRPOTrainer refuses hybrid models" in proc.stderr and "conv" in proc.stderr
@@ -218,6 +219,6 @@ def test_example_configs_validate(path: Path) -> None:
     assert config.lora.r == 32 and config.grpo.per_device_batch % config.grpo.num_generations == 0
     assert config.model.base.startswith("tiny:") or config.model.revision
     assert config.lora.target_modules or any(
-        t in config.model.base.lower() for t in ("tiny", "lfm")
+        t in config.model.base.lower() for t in ("tiny", "lfm", "qwen")
     )
     assert all(not {"conv", "lm_head"} & set(t) for t in TARGETS.values())

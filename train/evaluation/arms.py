@@ -95,7 +95,7 @@ def deployment_units(config: EvalConfig) -> dict[str, DeploymentUnit]:
     draft = {name: unit_for(arm, (config.harness, "?"), "?", {}) for name, arm in arms.items()}
     check_arms(draft["base"], draft["adapter"])  # config mistakes first, before any probing
     if any(isinstance(arm, ModelArm) and not arm.server_url for arm in arms.values()):
-        policy_server()  # refuse in-process model arms early when the [train] extra is missing
+        serving()  # refuse in-process model arms early when the [train] extra is missing
     for name, arm in arms.items():
         if isinstance(arm, ModelArm) and arm.server_url and arm.served_name:
             check_served(name, arm.server_url, arm.served_name, arm.adapter)
@@ -104,15 +104,15 @@ def deployment_units(config: EvalConfig) -> dict[str, DeploymentUnit]:
     return {name: unit_for(arm, harness, guard, frozen) for name, arm in arms.items()}
 
 
-def policy_server() -> Any:
-    """``trajforge.train.policy_server`` (needs the ``[train]`` extra)."""
+def serving() -> Any:
+    """``trajforge.train.serving`` (needs the ``[train]`` extra)."""
     missing = [m for m in ("torch", "transformers", "peft") if find_spec(m) is None]
     if missing:
         raise UsageError(
             f"model arms need {', '.join(missing)}: install torch first, then the training "
             "extra with `pip install -e '.[train]'`"
         )
-    from trajforge.train import policy_server as module
+    from trajforge.train import serving as module
 
     return module
 
@@ -135,7 +135,7 @@ def endpoint(arm: ScriptedArm | ModelArm, config: EvalConfig) -> Iterator[str | 
                     config.budget.max_steps, arm.served_name) as url:  # fmt: skip
             yield url
         return
-    module = policy_server()
+    module = serving()
     sampling = module.Sampling(s.temperature, s.top_p, s.max_tokens, config.budget.max_steps)
     with module.serve_policy(
         arm.base_model, arm.adapter, seed=s.seed, revision=arm.base_revision, sampling=sampling

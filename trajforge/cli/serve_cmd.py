@@ -59,6 +59,13 @@ def serve(
         help="Largest adapter rank accepted (32 here, the rank training makes; vLLM's own "
         "default is 16).",
     ),
+    max_loras: int = typer.Option(
+        8,
+        "--max-loras",
+        min=1,
+        help="Adapters loaded at once at most; a load past it is refused (HTTP 400). TRL's "
+        "AsyncGRPOTrainer wants max_staleness + 2.",
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (IPv4)."),
     port: int = typer.Option(
         DEFAULT_PORT, "--port", min=0, max=65535, help="Port to listen on (0: a free port)."
@@ -75,6 +82,8 @@ def serve(
     modules = [parse_lora_module(spec) for spec in lora_modules]
     if modules and not enable_lora:
         raise UsageError("--lora-modules needs --enable-lora (as in vLLM)")
+    if len(modules) > max_loras:
+        raise UsageError(f"--lora-modules: {len(modules)} adapters but --max-loras {max_loras}")
     _check_adapters(modules, max_lora_rank)
     _check_model(model)
     _need_extras(enable_lora)
@@ -84,7 +93,7 @@ def serve(
     with redirect_stdout(sys.stderr):  # loaders may print; stdout carries only the ready line
         policy = _load(model, revision, seed, max_tokens)
         if enable_lora:
-            adapters = policy.enable_lora(max_lora_rank)
+            adapters = policy.enable_lora(max_lora_rank, max_loras)
             for adapter_name, path in modules:
                 adapters.load(adapter_name, str(path), name)
     try:
@@ -159,7 +168,7 @@ def _need_extras(enable_lora: bool) -> None:
 
 
 def _load(model: str, revision: str | None, seed: int, max_tokens: int) -> Any:
-    from trajforge.train.policy_server import load_policy
+    from trajforge.train.serving import load_policy
 
     err.print(f"loading {model}")
     try:

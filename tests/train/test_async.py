@@ -1,0 +1,82 @@
+"""``trainer.backend = "async_grpo"``: TRL's AsyncGRPOTrainer with pi in the loop, on CPU.
+
+The policy server is ``trajforge serve --enable-lora`` (vLLM's API); TRL publishes the adapter
+to it after every step itself, and the rollout worker's groups run through the real pi harness,
+the guard and capture proxies and the sandboxed verifier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.serve import serving
+from tests.train.test_training import need_training, run_train
+
+pytestmark = pytest.mark.slow
+
+
+def served(url: str) -> set[str]:
+    with urllib.request.urlopen(f"{url}/models", timeout=30) as resp:
+        return {m["id"] for m in json.loads(resp.read())["data"]}
+
+
+@pytest.fixture
+def lora_server(models: dict[str, str], tmp_path: Path) -> Iterator[str]:
+    env = {**os.environ, **models}
+    args = ("--model", "tiny:qwen2", "--enable-lora", "--max-loras", "3", "--port", "0")
+    with serving(env, tmp_path / "serve.log", *args, verbose=True) as ready:
+        yield str(ready["url"])
+
+
+def test_async_grpo_trains_through_pi_against_a_served_policy(
+    dataset: Path, models: dict[str, str], tmp_path: Path, lora_server: str
+) -> None:
+    need_training()
+    out = tmp_path / "run"
+    sets = (
+        'trainer.backend="async_grpo"', f"trainer.vllm_url={json.dumps(lora_server)}",
+        "grpo.max_staleness=1", "trainer.max_steps=2",
+    )  # fmt: skip
+    proc, doc = run_train(dataset, out, models, *sets)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    adapter = Path(doc["adapter"])
+    config = json.loads((adapter / "adapter_config.json").read_text())
+    assert config["r"] == 32 and (adapter / "adapter_model.safetensors").stat().st_size > 0
+    rollouts = [json.loads(x) for x in (adapter / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) >= 4 and len(rollouts) % 2 == 0  # whole groups of 2
+    # every group asked for the adapter TRL had published when it started
+    versions = {r["served_model"] for r in rollouts}
+    assert versions <= {"pi-policy-v1", "pi-policy-v2", "pi-policy-v3"}, versions
+    assert "pi-policy-v1" in versions
+    assert all(r["status"] in ("ok", "timeout", "blocked") for r in rollouts), rollouts
+    steps = [h for h in doc["metrics"]["trainer_log"] if "loss" in h]
+    assert len(steps) == 2 and all("sample/staleness_max" in h for h in steps), steps
+    # the last sync's adapter and the one before are loaded (max_staleness 1), older ones not
+    names = served(lora_server)
+    assert "pi-policy-v3" in names and "pi-policy-v1" not in names, names
+    # a second run against the same server takes its names over again
+    again, _ = run_train(dataset, tmp_path / "again", models, *sets[:-1], "trainer.max_steps=1")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "pi-policy-v3" not in served(lora_server)
+
+
+def test_async_grpo_needs_a_runtime_lora_server(
+    dataset: Path, models: dict[str, str], tmp_path: Path
+) -> None:
+    need_training()
+    proc, _ = run_train(dataset, tmp_path / "run", models, 'trainer.backend="async_grpo"')
+    assert proc.returncode == 2 and "trainer.vllm_url" in proc.stderr, proc.stderr[-2000:]
+    env = {**os.environ, **models}
+    with serving(env, tmp_path / "plain.log", "--model", "tiny:qwen2", "--port", "0") as ready:
+        proc, _ = run_train(
+            dataset, tmp_path / "run", models, 'trainer.backend="async_grpo"',
+            f"trainer.vllm_url={json.dumps(ready['url'])}",
+        )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "--enable-lora" in proc.stderr and "Traceback" not in proc.stderr
