@@ -119,3 +119,25 @@ def test_two_processes_push_adapters_to_an_external_server(
     assert not {"policy-step-0", "policy-step-1"} & served(lora_server)
     live = out / "adapters" / "pi" / "tiny-qwen2-r32" / "live"
     assert sorted(p.name for p in live.iterdir()) == ["step-2"]
+
+
+def test_two_processes_async_grpo_rolls_out_on_the_main_process(
+    dataset: Path, models: dict[str, str], tmp_path: Path, lora_server: str
+) -> None:
+    """AsyncGRPOTrainer in two processes: the main process's rollout worker feeds both ranks
+    (TRL dispatches each micro-batch across them), TRL publishes the adapter after each step."""
+    need_training()
+    out = tmp_path / "run"
+    proc = torchrun_train(
+        dataset, out, models, 'trainer.backend="async_grpo"',
+        f"trainer.vllm_url={json.dumps(lora_server)}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    doc = json.loads(proc.stdout)  # one result: only the main process prints
+    rollouts = read_rollouts(Path(doc["adapter"]))
+    assert rollouts and {r["rank"] for r in rollouts} == {0}
+    assert {r["served_model"] for r in rollouts} <= {"pi-policy-v1", "pi-policy-v2"}
+    steps = [h for h in doc["metrics"]["trainer_log"] if "loss" in h]
+    # 2 rows per rank per micro-batch: each step trained 4 samples, across both processes
+    assert len(steps) == 2 and all(h["batch/samples_per_step"] == 4 for h in steps), steps
+    assert "pi-policy-v3" in served(lora_server)
