@@ -122,7 +122,8 @@ def grpo_run(steps: int, processes: int = 1, *extra: str) -> float | None:
     runtime = next(float(h["train_runtime"]) for h in log if "train_runtime" in h)
     step_time = sum(float(h.get("step_time", h.get("perf/step_s", 0.0))) for h in log) or runtime
     harness = sum(r["wall_s"] for r in rollouts)
-    print(f"{' '.join(extra) or 'grpo'}: {steps} steps in {processes} process(es), "
+    backend = "async_grpo" if any("async_grpo" in item for item in extra) else "grpo"
+    print(f"{backend}: {steps} steps in {processes} process(es), "
           f"{len(rollouts)} rollouts through pi: {wall:.1f} s wall in all, "
           f"{runtime / steps:.1f} s per optimizer step")  # fmt: skip
     print(f"  harness processes (sum)   {harness:8.1f} s ({harness / len(rollouts):.1f} s each)")
