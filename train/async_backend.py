@@ -56,10 +56,14 @@ class HarnessRolloutWorker:
     """AsyncGRPOTrainer's rollout worker (TRL's ``RolloutWorkerProtocol``) running harness
     rollouts in a thread of the main process."""
 
-    def __init__(self, runner: RolloutRunner, task_ids: list[str], generations: int) -> None:
+    def __init__(
+        self, runner: RolloutRunner, task_ids: list[str], generations: int, drop_truncated: bool
+    ) -> None:
         self.runner = runner
         self.task_ids = task_ids
         self.generations = generations
+        self.drop_truncated = drop_truncated
+        """Leave rows cut at the token limit out of training (``mask_truncated_completions``)."""
         self.lora_name = "trl-policy"
         """Adapter name prefix the trainer publishes under (``<name>-v<version>``; TRL's
         default here, ``<harness>-policy`` in a run)."""
@@ -69,8 +73,6 @@ class HarnessRolloutWorker:
         """Metrics the worker measured (none: the rollout records carry them)."""
         self.model_version = 0
         """Policy version now served (set by the trainer after each sync)."""
-        self.groups = 0
-        """Groups sampled so far."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -123,9 +125,11 @@ class HarnessRolloutWorker:
         samples = []
         for (rollout, row), advantage in zip(results, group_advantages(rewards), strict=True):
             self.runner.record(max(version - 1, 0), task_id, rollout, row)
-            if rollout is not None and rollout.reward is not None and row is not None:
-                samples.append(to_sample(task_id, rollout, row, advantage, version, group_id))
-        self.groups += 1
+            if rollout is None or rollout.reward is None or row is None:
+                continue  # unscored: nothing to learn from
+            if row.truncated and self.drop_truncated:
+                continue  # its advantage counted in the group, its tokens not trained
+            samples.append(to_sample(task_id, rollout, row, advantage, version, group_id))
         self._beat = time.monotonic()
         return samples
 
@@ -204,7 +208,8 @@ def run_async(
     if use_on_cpu():
         log.info("no GPU: AsyncGRPOTrainer's tree attention runs in plain torch")
     task_ids = sorted(runner.tasks)
-    worker = HarnessRolloutWorker(runner, task_ids, config.grpo.num_generations)
+    g = config.grpo
+    worker = HarnessRolloutWorker(runner, task_ids, g.num_generations, g.mask_truncated_completions)
     worker.lora_name = f"{config.harness}-policy"  # one name space per harness on a shared server
     url = str(config.trainer.vllm_url)
     if ranks.is_main():

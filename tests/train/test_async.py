@@ -80,3 +80,63 @@ def test_async_grpo_needs_a_runtime_lora_server(
         )  # fmt: skip
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "--enable-lora" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_rollout_worker_turns_a_group_into_trl_samples(dataset: Path, tmp_path: Path) -> None:
+    """Recorded engine turns through the real pi harness: one sample per scored rollout, its
+    row and logprobs laid out as TRL's tree packer reads them; unscored and (optionally)
+    truncated rows left out; every rollout recorded with the adapter version it asked for."""
+    need_training()
+    from tests.train.test_training import _recorded
+    from trajforge.records import Task, load_record
+    from trajforge.registry import HARNESSES, SANDBOXES, create
+    from trajforge.splits.materialise import materialise, open_revision
+    from trajforge.train.async_backend import HarnessRolloutWorker, group_advantages
+    from trajforge.train.capture import CaptureProxy
+    from trajforge.train.grpo_rollouts import RolloutRunner
+    from trajforge.train.replay import scripted_turns
+    from trajforge.train.rollout import Budget
+    from trajforge.train.scripted import ScriptedServer
+
+    folders = materialise(open_revision(str(dataset), None, tmp_path), "train", tmp_path / "t")
+    task_dir = next(f for f in folders if f.name.startswith("repair-"))
+    task = load_record(Task, task_dir / "task.json")
+    harness = create(HARNESSES, "pi", "harness")
+    turns = _recorded(scripted_turns(harness, task, task_dir, None, "cheat", tmp_path / "ws"))
+    with ScriptedServer(turns) as server:
+        capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=16, max_turns=8)
+        runner = RolloutRunner(
+            tasks={task.id: task_dir}, harness="pi",
+            sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
+            capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
+            concurrency=2, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
+        )  # fmt: skip
+        worker = HarnessRolloutWorker(runner, [task.id], 2, drop_truncated=True)
+        worker.lora_name = "pi-policy"
+        try:
+            worker.update_model_version(2)
+            samples = worker.group(task.id, 7)
+            runner.max_completion = 3  # rows cut after 3 tokens: truncated, left out
+            cut = worker.group(task.id, 8)
+            worker.drop_truncated = False
+            kept = worker.group(task.id, 9)
+            capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: unscored
+            broken = worker.group(task.id, 10)
+        finally:
+            capture.close()
+    assert len(samples) == 2 and cut == [] and len(kept) == 2 and broken == []
+    first = samples[0]
+    assert first.input_ids.tolist() == [*range(100, 110), 200, 201, 300, 210, 211]
+    assert first.completion_mask.tolist() == [0] * 10 + [1, 1, 0, 1, 1]
+    assert first.old_log_probs.tolist() == [0.0] * 10 + [-0.5, -0.25, 0.0, -0.5, -0.25]
+    assert (first.model_version, first.group_id, first.advantage) == (2, 7, 0.0)  # both blocked
+    assert first.metrics == {"reward": 0.0}
+    assert kept[0].input_ids.tolist() == [*range(100, 110), 200, 201, 300]
+    records = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert len(records) == 8 and {r["served_model"] for r in records} == {"pi-policy-v2"}
+    assert {r["step"] for r in records} == {1}  # version 2 = the policy after step 1
+    assert [r["status"] for r in records[:6]] == ["blocked"] * 6
+    assert [r["status"] for r in records[6:]] == ["error"] * 2
+    assert group_advantages([1.0, 0.0, None, 1.0]) == pytest.approx(
+        [0.7071, -1.4142, 0.0, 0.7071], abs=1e-4
+    )
