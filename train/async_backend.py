@@ -165,32 +165,19 @@ def to_sample(
 
 def async_args(config: TrainConfig, out: Path) -> Any:
     """TRL AsyncGRPOConfig from the run's settings."""
-    import torch
     from trl.experimental.async_grpo import AsyncGRPOConfig
+
+    from trajforge.train.trainer import shared_args
 
     g, url = config.grpo, str(config.trainer.vllm_url)
     return AsyncGRPOConfig(
-        output_dir=str(out),
-        max_steps=config.trainer.max_steps,
-        per_device_train_batch_size=g.per_device_batch,
-        num_generations=g.num_generations,
-        gradient_accumulation_steps=g.gradient_accumulation,
-        learning_rate=g.learning_rate,
-        epsilon=g.epsilon,
-        epsilon_high=g.epsilon_high,
-        temperature=g.temperature,
+        **shared_args(config, out),
         max_completion_length=g.max_completion_length,
         vllm_server_base_url=url.rstrip("/").removesuffix("/v1"),
         token_budget=0,  # a fixed per_device_batch rows per micro-batch, as the grpo backend
         max_staleness=g.max_staleness,
         heartbeat_stale_after_s=max(300.0, 3 * config.rollout.timeout_s),
         dtype="bfloat16" if config.trainer.bf16 else "float32",
-        logging_steps=1,
-        save_steps=config.trainer.save_steps,
-        seed=config.trainer.seed,
-        report_to="none",
-        use_cpu=not torch.cuda.is_available(),
-        bf16=config.trainer.bf16,
     )
 
 

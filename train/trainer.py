@@ -106,32 +106,41 @@ def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
 
 def grpo_args(config: TrainConfig, out: Path) -> Any:
     """TRL GRPOConfig from the run's settings."""
-    import torch
     from trl import GRPOConfig
 
     g = config.grpo
     return GRPOConfig(
-        output_dir=str(out),
-        max_steps=config.trainer.max_steps,
-        per_device_train_batch_size=g.per_device_batch,
-        num_generations=g.num_generations,
-        gradient_accumulation_steps=g.gradient_accumulation,
-        learning_rate=g.learning_rate,
+        **shared_args(config, out),
         loss_type=g.loss_type,
         beta=g.beta,
-        epsilon=g.epsilon,
-        epsilon_high=g.epsilon_high,
         mask_truncated_completions=g.mask_truncated_completions,
-        temperature=g.temperature,
         max_completion_length=g.max_row_tokens,
-        logging_steps=1,
-        save_steps=config.trainer.save_steps,
-        seed=config.trainer.seed,
-        report_to="none",
-        use_cpu=not torch.cuda.is_available(),
-        bf16=config.trainer.bf16,
         use_vllm=False,
     )
+
+
+def shared_args(config: TrainConfig, out: Path) -> dict[str, Any]:
+    """The TRL arguments both backends take the same way."""
+    import torch
+
+    g = config.grpo
+    return {
+        "output_dir": str(out),
+        "max_steps": config.trainer.max_steps,
+        "per_device_train_batch_size": g.per_device_batch,
+        "num_generations": g.num_generations,
+        "gradient_accumulation_steps": g.gradient_accumulation,
+        "learning_rate": g.learning_rate,
+        "epsilon": g.epsilon,
+        "epsilon_high": g.epsilon_high,
+        "temperature": g.temperature,
+        "logging_steps": 1,
+        "save_steps": config.trainer.save_steps,
+        "seed": config.trainer.seed,
+        "report_to": "none",
+        "use_cpu": not torch.cuda.is_available(),
+        "bf16": config.trainer.bf16,
+    }
 
 
 def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any, Any]:

@@ -87,43 +87,21 @@ def test_rollout_worker_turns_a_group_into_trl_samples(dataset: Path, tmp_path: 
     row and logprobs laid out as TRL's tree packer reads them; unscored and (optionally)
     truncated rows left out; every rollout recorded with the adapter version it asked for."""
     need_training()
-    from tests.train.test_training import _recorded
-    from trajforge.records import Task, load_record
-    from trajforge.registry import HARNESSES, SANDBOXES, create
-    from trajforge.splits.materialise import materialise, open_revision
+    from tests.train.test_training import recorded_cheat
     from trajforge.train.async_backend import HarnessRolloutWorker, group_advantages
-    from trajforge.train.capture import CaptureProxy
-    from trajforge.train.grpo_rollouts import RolloutRunner
-    from trajforge.train.replay import scripted_turns
-    from trajforge.train.rollout import Budget
-    from trajforge.train.scripted import ScriptedServer
 
-    folders = materialise(open_revision(str(dataset), None, tmp_path), "train", tmp_path / "t")
-    task_dir = next(f for f in folders if f.name.startswith("repair-"))
-    task = load_record(Task, task_dir / "task.json")
-    harness = create(HARNESSES, "pi", "harness")
-    turns = _recorded(scripted_turns(harness, task, task_dir, None, "cheat", tmp_path / "ws"))
-    with ScriptedServer(turns) as server:
-        capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=16, max_turns=8)
-        runner = RolloutRunner(
-            tasks={task.id: task_dir}, harness="pi",
-            sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
-            capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
-            concurrency=2, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
-        )  # fmt: skip
-        worker = HarnessRolloutWorker(runner, [task.id], 2, drop_truncated=True)
+    with recorded_cheat(dataset, tmp_path, concurrency=2) as runner:
+        (task_id,) = runner.tasks
+        worker = HarnessRolloutWorker(runner, [task_id], 2, drop_truncated=True)
         worker.lora_name = "pi-policy"
-        try:
-            worker.update_model_version(2)
-            samples = worker.group(task.id, 7)
-            runner.max_completion = 3  # rows cut after 3 tokens: truncated, left out
-            cut = worker.group(task.id, 8)
-            worker.drop_truncated = False
-            kept = worker.group(task.id, 9)
-            capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: unscored
-            broken = worker.group(task.id, 10)
-        finally:
-            capture.close()
+        worker.update_model_version(2)
+        samples = worker.group(task_id, 7)
+        runner.max_completion = 3  # rows cut after 3 tokens: truncated, left out
+        cut = worker.group(task_id, 8)
+        worker.drop_truncated = False
+        kept = worker.group(task_id, 9)
+        runner.capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: unscored
+        broken = worker.group(task_id, 10)
     assert len(samples) == 2 and cut == [] and len(kept) == 2 and broken == []
     first = samples[0]
     assert first.input_ids.tolist() == [*range(100, 110), 200, 201, 300, 210, 211]

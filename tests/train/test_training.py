@@ -12,6 +12,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -163,15 +165,15 @@ def _recorded(turns: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def test_recorded_rollouts_blocked_score_zero_and_errors_are_unscored(
-    dataset: Path, tmp_path: Path
-) -> None:
-    need_training()
+@contextmanager
+def recorded_cheat(dataset: Path, tmp_path: Path, concurrency: int = 1) -> Iterator[Any]:
+    """A rollout runner over the repair task whose policy is pi's recorded cheat (turns with
+    engine token ids); yields it, its capture proxy pointing at the scripted server."""
     from trajforge.records import Task
     from trajforge.registry import SANDBOXES
     from trajforge.splits.materialise import materialise, open_revision
     from trajforge.train.capture import CaptureProxy
-    from trajforge.train.grpo_rollouts import RolloutRunner, verifier_reward
+    from trajforge.train.grpo_rollouts import RolloutRunner
     from trajforge.train.replay import scripted_turns
     from trajforge.train.rollout import Budget
     from trajforge.train.scripted import ScriptedServer
@@ -183,18 +185,28 @@ def test_recorded_rollouts_blocked_score_zero_and_errors_are_unscored(
     turns = _recorded(scripted_turns(harness, task, task_dir, None, "cheat", tmp_path / "ws"))
     with ScriptedServer(turns) as server:
         capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=16, max_turns=8)
-        runner = RolloutRunner(
-            tasks={task.id: task_dir}, harness="pi",
-            sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
-            capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
-            concurrency=1, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
-        )  # fmt: skip
         try:
-            blocked = runner([task.id])
-            capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: infrastructure error
-            broken = runner([task.id])
+            yield RolloutRunner(
+                tasks={task.id: task_dir}, harness="pi",
+                sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
+                capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
+                concurrency=concurrency, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
+            )  # fmt: skip
         finally:
             capture.close()
+
+
+def test_recorded_rollouts_blocked_score_zero_and_errors_are_unscored(
+    dataset: Path, tmp_path: Path
+) -> None:
+    need_training()
+    from trajforge.train.grpo_rollouts import verifier_reward
+
+    with recorded_cheat(dataset, tmp_path) as runner:
+        (task_id,) = runner.tasks
+        blocked = runner([task_id])
+        runner.capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: infrastructure error
+        broken = runner([task_id])
     first, second = runner.records
     assert first["status"] == "blocked" and first["blocks"], first
     assert blocked["rollout_reward"] == [0.0]
@@ -204,7 +216,7 @@ def test_recorded_rollouts_blocked_score_zero_and_errors_are_unscored(
     assert blocked["env_mask"] == [[1, 1, 0, 1, 1]]
     assert blocked["logprobs"] == [[-0.5, -0.25, 0.0, -0.5, -0.25]]
     assert second["status"] == "error" and broken["rollout_reward"] == [None], second
-    rewards = verifier_reward([task.id] * 2, ["", ""], rollout_reward=[0.0, None])
+    rewards = verifier_reward([task_id] * 2, ["", ""], rollout_reward=[0.0, None])
     assert rewards == [0.0, None]
     assert len((tmp_path / "rollouts.jsonl").read_text().splitlines()) == 2
 
