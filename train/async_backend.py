@@ -215,6 +215,9 @@ def run_async(
     if not trainer._lora_sync:  # TRL chose merged weights over NCCL (see its warning)
         raise UsageError(f"trainer.vllm_url {url}: {NO_RUNTIME_LORA}; {_launch_hint(config)}")
     trainer._lora_name = worker.lora_name  # TRL publishes <name>-vN; the worker asks for it
+    if resume:  # versions keep counting across a resume, as TRL does for its own worker
+        trainer.model_version = max(int(p.name.split("-")[-1]) for p in out.glob("checkpoint-*"))
+        worker.update_model_version(trainer.model_version)
     trainer.train(resume_from_checkpoint=resume)
     return trainer
 

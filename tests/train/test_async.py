@@ -60,10 +60,16 @@ def test_async_grpo_trains_through_pi_against_a_served_policy(
     # the last sync's adapter and the one before are loaded (max_staleness 1), older ones not
     names = served(lora_server)
     assert "pi-policy-v3" in names and "pi-policy-v1" not in names, names
-    # a second run against the same server takes its names over again
-    again, _ = run_train(dataset, tmp_path / "again", models, *sets[:-1], "trainer.max_steps=1")
+    # a second run in the same output dir resumes from checkpoint-2 against the same server:
+    # its versions go on from there (step 3's adapter is v3 again, replacing the one left there)
+    again, doc = run_train(dataset, out, models, *sets[:-1], "trainer.max_steps=3")
     assert again.returncode == 0, again.stderr[-3000:]
-    assert "pi-policy-v3" not in served(lora_server)
+    more = [json.loads(x) for x in (adapter / "rollouts.jsonl").read_text().splitlines()]
+    assert more[: len(rollouts)] == rollouts and len(more) > len(rollouts)
+    assert {r["served_model"] for r in more[len(rollouts) :]} >= {"pi-policy-v3"}
+    assert {r["step"] for r in more[len(rollouts) :]} >= {2}
+    assert [h["step"] for h in doc["metrics"]["trainer_log"] if "loss" in h] == [1, 2, 3]
+    assert "pi-policy-v4" in served(lora_server) and "pi-policy-v2" not in served(lora_server)
 
 
 def test_async_grpo_needs_a_runtime_lora_server(
