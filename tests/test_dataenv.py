@@ -104,6 +104,21 @@ def test_every_generated_task_validates_accepted(built: Path, tmp_path: Path) ->
         assert check_answer(task.answer or "", validation.evidence["oracle_stdout"]).passed
 
 
+def test_the_docker_sandbox_runs_the_stored_queries(built: Path, tmp_path: Path) -> None:
+    """The sandbox image carries polars (pinned wheels unpacked at build time), so data tasks
+    validate in a container exactly as on the host."""
+    reason = create(SANDBOXES, "docker", "sandbox backend").available()
+    if reason is not None:
+        pytest.skip(f"SKIPPED: the docker sandbox is not available here: {reason}")
+    out = tmp_path / "out"
+    shutil.copytree(built, out)
+    summary = validate_tasks(out, backend="docker")
+    assert summary.counts == {"accepted": COUNT}, [
+        t for t in summary.tasks if t.status != "accepted"
+    ]
+    assert all(t.validation.evidence["oracle_stdout"] for t in _tasks(out).values())
+
+
 def test_corrupted_oracles_are_rejected(built: Path, tmp_path: Path) -> None:
     _need_local_sandbox()
     out = tmp_path / "out"

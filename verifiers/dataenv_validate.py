@@ -11,7 +11,7 @@ sub-folder per task (its workspace files and oracle scripts) and a small runner 
 each script with ``runpy`` in its own folder, so one Python start (and one polars import)
 serves a whole batch. Tasks a failed batch left without results run again one at a time.
 The local sandbox uses the host interpreter read-only, so polars is there; the docker image
-has no polars (``docs/qa.md``).
+carries a pinned polars (``docs/qa.md``).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _need_polars(session: SandboxSession, backend: str) -> None:
         detail = probe.stderr.strip().splitlines()[-1:] or [f"exit {probe.exit_code}"]
         raise SandboxError(
             f"the {backend} sandbox cannot import polars ({detail[0]}); data-task oracles "
-            "need it: use --sandbox local (the host interpreter, read-only)"
+            "need it: rebuild the image (trajforge sandbox build-image) or use --sandbox local"
         )
 
 

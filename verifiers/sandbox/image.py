@@ -1,7 +1,9 @@
 """The docker sandbox image: a minimal Debian rootfs built locally, no registry needed.
 
-``debootstrap`` fetches Debian packages from the same mirror apt uses, the tree is trimmed and
-``docker import``-ed with a label carrying the recipe hash. The tag names the recipe version;
+``debootstrap`` fetches Debian packages from the same mirror apt uses, a few pinned Python wheels
+Debian does not package (polars, for the data-task oracles) are fetched by pip from the package
+index and unpacked into the tree, the tree is trimmed and ``docker import``-ed with a label
+carrying the recipe hash. The tag names the recipe version;
 an image whose label does not match the current recipe is stale and gets rebuilt.
 """
 
@@ -29,6 +31,10 @@ IMAGE_TAG = f"{REPOSITORY}:{RECIPE_VERSION}"
 RECIPE_LABEL = "trajforge.sandbox.recipe"
 SUITE = "bookworm"
 PACKAGES = ("python3", "python3-pytest", "nodejs", "procps")
+IMAGE_PYTHON = "3.11"
+"""The image's Python (Debian bookworm's)."""
+WHEELS = ("polars==2.1.0", "polars-runtime-32==2.1.0")
+"""Pinned wheels unpacked into the image's ``/usr/local`` site-packages."""
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 TRIM = (
     "usr/share/doc",
@@ -83,6 +89,8 @@ def recipe_hash() -> str:
         "version": RECIPE_VERSION,
         "suite": SUITE,
         "packages": PACKAGES,
+        "wheels": WHEELS,
+        "python": IMAGE_PYTHON,
         "trim": TRIM,
         "changes": CHANGES,
         "variant": "minbase",
@@ -170,6 +178,7 @@ def build_image(
     try:
         rootfs = workdir / "rootfs"
         _debootstrap(rootfs, mirror, workdir / "debootstrap.log", say)
+        _install_wheels(rootfs, workdir / "wheels", say)
         _trim(rootfs)
         say(f"importing rootfs as {IMAGE_TAG}")
         _import(client, rootfs, recipe)
@@ -241,6 +250,28 @@ def _debootstrap(rootfs: Path, mirror: str, log_path: Path, say: Progress) -> No
         raise SandboxError(
             f"debootstrap failed (exit {done.returncode}) from {mirror}:\n" + "\n".join(tail)
         )
+
+
+def _install_wheels(rootfs: Path, folder: Path, say: Progress) -> None:
+    """Fetch ``WHEELS`` for the image's Python and unpack them into its site-packages."""
+    import platform
+    import sys
+    import zipfile
+
+    say(f"pip download {' '.join(WHEELS)} (CPython {IMAGE_PYTHON})")
+    wheel_platform = f"manylinux_2_17_{platform.machine()}"
+    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+            "--only-binary=:all:", "--python-version", IMAGE_PYTHON,
+            "--platform", wheel_platform, "-d", str(folder), *WHEELS]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-5:]
+        raise SandboxError(f"pip download of {', '.join(WHEELS)} failed:\n" + "\n".join(tail))
+    site = rootfs / "usr" / "local" / "lib" / f"python{IMAGE_PYTHON}" / "dist-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    for wheel in sorted(folder.glob("*.whl")):
+        with zipfile.ZipFile(wheel) as archive:
+            archive.extractall(site)
 
 
 def _trim(rootfs: Path) -> None:
