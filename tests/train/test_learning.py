@@ -161,5 +161,5 @@ def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
     # one. Probability mass may also move to answers nobody sampled, so the right answer's
     # own log-probability is not required to rise, only the margin and the wrong one's fall.
     gain = (after[0] - after[1]) - (before[0] - before[1])
-    assert gain > 0.15, (before, after, rewards)  # seen: 0.37 to 1.35
+    assert gain > 0.15, (before, after, rewards)  # seen: 0.37 to 1.44 (both backends)
     assert after[1] < before[1] - 0.05, (before, after, rewards)
