@@ -35,6 +35,9 @@ from trajforge.train.grpo_rollouts import RolloutRunner
 from trajforge.train.rollout import Rollout
 
 log = logging.getLogger(__name__)
+UNSCORED_GROUPS = 3
+"""Groups in a row without one scored rollout after which the worker gives up (the trainer
+would otherwise wait for samples that never come)."""
 
 
 class RolloutWorkerError(TrajforgeError):
@@ -77,6 +80,7 @@ class HarnessRolloutWorker:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._beat = time.monotonic()
+        self._unscored = 0
 
     def start(self) -> None:
         """Begin producing rollouts (TRL calls it once, after the first adapter sync)."""
@@ -122,6 +126,7 @@ class HarnessRolloutWorker:
         with ThreadPoolExecutor(max_workers=self.runner.concurrency) as pool:
             results = list(pool.map(self.runner.one, [task_id] * self.generations))
         rewards = [rollout.reward if rollout else None for rollout, _ in results]
+        self._unscored = 0 if any(r is not None for r in rewards) else self._unscored + 1
         samples = []
         for (rollout, row), advantage in zip(results, group_advantages(rewards), strict=True):
             self.runner.record(max(version - 1, 0), task_id, rollout, row)
@@ -131,6 +136,12 @@ class HarnessRolloutWorker:
                 continue  # its advantage counted in the group, its tokens not trained
             samples.append(to_sample(task_id, rollout, row, advantage, version, group_id))
         self._beat = time.monotonic()
+        if self._unscored >= UNSCORED_GROUPS:
+            reasons = "; ".join(self.runner.records[-1].get("reasons") or ["no reason recorded"])
+            raise RolloutWorkerError(
+                f"{UNSCORED_GROUPS} rollout groups in a row had no scored rollout (the last: "
+                f"{reasons}); every rollout was an infrastructure error"
+            )
         return samples
 
     def _put(self, sample: Any) -> None:

@@ -94,7 +94,11 @@ def test_rollout_worker_turns_a_group_into_trl_samples(dataset: Path, tmp_path: 
     truncated rows left out; every rollout recorded with the adapter version it asked for."""
     need_training()
     from tests.train.test_training import recorded_cheat
-    from trajforge.train.async_backend import HarnessRolloutWorker, group_advantages
+    from trajforge.train.async_backend import (
+        HarnessRolloutWorker,
+        RolloutWorkerError,
+        group_advantages,
+    )
 
     with recorded_cheat(dataset, tmp_path, concurrency=2) as runner:
         (task_id,) = runner.tasks
@@ -108,6 +112,10 @@ def test_rollout_worker_turns_a_group_into_trl_samples(dataset: Path, tmp_path: 
         kept = worker.group(task_id, 9)
         runner.capture.point_to("http://127.0.0.1:9/v1")  # nothing listens: unscored
         broken = worker.group(task_id, 10)
+        runner.tasks["gone"] = tmp_path / "no-such-task"  # a rollout that cannot even start
+        worker.group("gone", 11)
+        with pytest.raises(RolloutWorkerError, match=r"3 rollout groups in a row.*could not start"):
+            worker.group("gone", 12)  # the trainer would wait for samples forever: give up
     assert len(samples) == 2 and cut == [] and len(kept) == 2 and broken == []
     first = samples[0]
     assert first.input_ids.tolist() == [*range(100, 110), 200, 201, 300, 210, 211]
@@ -117,10 +125,10 @@ def test_rollout_worker_turns_a_group_into_trl_samples(dataset: Path, tmp_path: 
     assert first.metrics == {"reward": 0.0}
     assert kept[0].input_ids.tolist() == [*range(100, 110), 200, 201, 300]
     records = [json.loads(x) for x in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
-    assert len(records) == 8 and {r["served_model"] for r in records} == {"pi-policy-v2"}
+    assert len(records) == 12 and {r["served_model"] for r in records} == {"pi-policy-v2"}
     assert {r["step"] for r in records} == {1}  # version 2 = the policy after step 1
     assert [r["status"] for r in records[:6]] == ["blocked"] * 6
-    assert [r["status"] for r in records[6:]] == ["error"] * 2
+    assert [r["status"] for r in records[6:]] == ["error"] * 6
     assert group_advantages([1.0, 0.0, None, 1.0]) == pytest.approx(
         [0.7071, -1.4142, 0.0, 0.7071], abs=1e-4
     )
