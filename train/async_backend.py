@@ -247,11 +247,16 @@ def _launch_hint(config: TrainConfig) -> str:
 def check_server(url: str, config: TrainConfig) -> None:
     """Refuse a policy server AsyncGRPOTrainer could only reach by NCCL weight transfer: no
     runtime LoRA, or several data-parallel replicas (an adapter load reaches one of them)."""
-    root = url.rstrip("/").removesuffix("/v1")
+    from trajforge.wire import get_json
+
+    where = f"{url.rstrip('/').removesuffix('/v1')}/server_info?config_format=json"
     try:
-        info = _get_json(f"{root}/server_info?config_format=json").get("vllm_config") or {}
-    except UsageError as exc:
-        raise UsageError(f"{exc}; {_launch_hint(config)}") from exc
+        doc = get_json(where)
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"trainer.vllm_url: GET {where} failed ({exc}); {_launch_hint(config)}"
+        ) from exc
+    info = (doc.get("vllm_config") if isinstance(doc, dict) else None) or {}
     if not info.get("lora_config"):
         raise UsageError(f"trainer.vllm_url {url}: {NO_RUNTIME_LORA}; {_launch_hint(config)}")
     replicas = (info.get("parallel_config") or {}).get("data_parallel_size", 1)
@@ -264,29 +269,17 @@ def check_server(url: str, config: TrainConfig) -> None:
 
 def unload_stale(url: str, prefix: str) -> list[str]:
     """Unload the ``<prefix>-vN`` adapters an earlier run of this harness left on the server
-    (a resumed run counts its versions from 1 again); the names unloaded."""
+    (a rerun, or a resumed run, publishes those names again); the names unloaded."""
     from trajforge.train.vllm_sync import post
+    from trajforge.wire import model_cards
 
     base = url.rstrip("/")
-    cards = _get_json(f"{base}/models").get("data") or []
+    try:
+        cards = model_cards(base)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"trainer.vllm_url: GET {base}/models failed ({exc})") from exc
     stale = [str(c.get("id")) for c in cards if str(c.get("id", "")).startswith(f"{prefix}-v")]
     for name in stale:
         post(f"{base}/unload_lora_adapter", {"lora_name": name})
         log.info("unloaded %s, left on the server by an earlier run", name)
     return stale
-
-
-def _get_json(url: str) -> dict[str, Any]:
-    """GET ``url`` as a JSON object (UsageError naming the URL when that fails)."""
-    import json
-    import urllib.error
-    import urllib.request
-
-    try:
-        with urllib.request.urlopen(url, timeout=60) as resp:
-            doc = json.loads(resp.read())
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise UsageError(f"trainer.vllm_url: GET {url} failed ({exc})") from exc
-    if not isinstance(doc, dict):
-        raise UsageError(f"trainer.vllm_url: GET {url} did not answer a JSON object")
-    return doc

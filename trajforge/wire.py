@@ -2,7 +2,8 @@
 
 Used by the guard proxy, the scripted server, the CPU policy server and the capture proxy: a
 completion body from an assistant message, the same message as SSE chunks, a handler base that
-reads JSON bodies and writes JSON or an event stream, and a loopback server in a thread.
+reads JSON bodies and writes JSON or an event stream, and a loopback server in a thread; on the
+client side, a JSON GET and a server's model list.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
 
@@ -29,6 +31,23 @@ def completion(
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": usage or USAGE,
     }
+
+
+def get_json(url: str, timeout: float = 60.0) -> Any:
+    """GET ``url`` and parse its JSON body (``OSError`` — ``URLError`` included — or
+    ``ValueError`` when that fails)."""
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return json.loads(resp.read())
+
+
+def model_cards(base_url: str, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """``GET BASE/models``: the server's model cards (``ValueError`` when the answer is not an
+    OpenAI model list; ``OSError`` when the server cannot be reached)."""
+    doc = get_json(f"{base_url.rstrip('/')}/models", timeout)
+    data = doc.get("data") if isinstance(doc, dict) else None
+    if not isinstance(data, list):
+        raise ValueError("the answer is not an OpenAI model list")
+    return [card for card in data if isinstance(card, dict)]
 
 
 def chunks(

@@ -9,21 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.serve import serving
+from tests.train.test_distributed import served
 from tests.train.test_training import need_training, run_train
 
 pytestmark = pytest.mark.slow
-
-
-def served(url: str) -> set[str]:
-    with urllib.request.urlopen(f"{url}/models", timeout=30) as resp:
-        return {m["id"] for m in json.loads(resp.read())["data"]}
 
 
 @pytest.fixture

@@ -145,16 +145,13 @@ def endpoint(arm: ScriptedArm | ModelArm, config: EvalConfig) -> Iterator[str | 
 
 def check_served(name: str, url: str, served: str, adapter: str | None) -> None:
     """Refuse an arm whose server does not serve ``served`` (or serves another adapter folder)."""
-    import json
-    import urllib.error
-    import urllib.request
+    from trajforge.wire import model_cards
 
     try:
-        with urllib.request.urlopen(f"{url.rstrip('/')}/models", timeout=30) as resp:
-            models = json.loads(resp.read())["data"]
-    except (urllib.error.URLError, OSError, ValueError, KeyError, TypeError) as exc:
+        models = model_cards(url, timeout=30)
+    except (OSError, ValueError) as exc:
         raise UsageError(f"arms.{name}.server_url {url}: cannot list its models: {exc}") from exc
-    found = {str(m.get("id")): m for m in models if isinstance(m, dict)}
+    found = {str(m.get("id")): m for m in models}
     if served not in found:
         raise UsageError(
             f"arms.{name}.served_name {served!r}: {url} does not serve it "
