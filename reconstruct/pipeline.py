@@ -12,7 +12,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,23 @@ class InputOutcome(BaseModel):
     """Why nothing could be read, when nothing could."""
 
 
+class FailedCandidate(BaseModel):
+    """A candidate that could not be built or written (the rest of the run went on)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    """Input file of its session."""
+    session: str
+    """Session id."""
+    stage: Literal["build", "write"]
+    """build: replaying or assembling the task failed; write: its folder could not be written."""
+    reason: str
+    """What went wrong."""
+    task_id: str | None = None
+    """Task id, when it got that far."""
+
+
 class ReconstructSummary(BaseModel):
     """Result of ``trajforge reconstruct`` (also its ``--json`` output)."""
 
@@ -76,6 +93,8 @@ class ReconstructSummary(BaseModel):
     """Secrets redacted, by kind."""
     divergences: int = 0
     """Edits that could not be replayed plus confinement violations."""
+    failed_candidates: list[FailedCandidate] = Field(default_factory=list)
+    """Candidates that could not be built or written, with file and reason."""
 
     @property
     def failed_inputs(self) -> int:
@@ -85,7 +104,7 @@ class ReconstructSummary(BaseModel):
         """0 all inputs fine, 1 some failed or had bad records, 2 nothing readable."""
         if not any(i.sessions for i in self.inputs):
             return 2
-        return 1 if self.failed_inputs else 0
+        return 1 if self.failed_inputs or self.failed_candidates else 0
 
 
 def detect(path: Path, formats: Sequence[Format]) -> Format:
@@ -151,6 +170,8 @@ class InputResult(BaseModel):
     """Secrets redacted, by kind (the worker's scrubber counts)."""
     divergences: int = 0
     """Edits that could not be replayed plus confinement violations."""
+    failed: list[FailedCandidate] = Field(default_factory=list)
+    """Candidates (or whole sessions) that could not be built."""
 
 
 def reconstruct_input(job: InputJob) -> InputResult:
@@ -167,10 +188,10 @@ def reconstruct_input(job: InputJob) -> InputResult:
         fmt = detect(path, formats)
         outcome["format"] = fmt.name
         for session in _sessions(path, fmt, outcome, result):
-            _build(session, job, scrub, result)
+            _build_guarded(session, job, scrub, result)
     except FormatError as exc:
         outcome["error"] = str(exc)
-    except (OSError, ValueError, RecursionError) as exc:  # one broken input never stops the rest
+    except Exception as exc:  # one broken input never stops the rest: a reported row
         log.debug("input %s failed", path, exc_info=True)
         outcome["error"] = f"{path}: {type(exc).__name__}: {exc}"
     result.outcome = InputOutcome(**outcome)
@@ -200,6 +221,24 @@ def _warn(result: InputResult, outcome: dict[str, Any], warning: ParseWarning) -
         result.warnings.append(f"{warning.file}:{warning.line}: {warning.message}")
 
 
+def _failure(session: Session, exc: Exception) -> FailedCandidate:
+    log.debug("%s: build failed", session.header.source_path, exc_info=True)
+    return FailedCandidate(
+        file=session.header.source_path,
+        session=session.header.session_id,
+        stage="build",
+        reason=f"{type(exc).__name__}: {exc}",
+    )
+
+
+def _build_guarded(session: Session, job: InputJob, scrub: Scrubber, result: InputResult) -> None:
+    """:func:`_build`; a session that breaks it is a reported row, the input's others go on."""
+    try:
+        _build(session, job, scrub, result)
+    except Exception as exc:  # one bad session never ends the input
+        result.failed.append(_failure(session, exc))
+
+
 def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult) -> None:
     """Replay one session and add its candidates to ``result``."""
     harness = session.header.harness
@@ -208,7 +247,11 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     root = session_root(session.header.cwd, session.events)
     state = replay(session.events, root, job.base)
     for cand in candidates(session.events, state):
-        task, folders = build_task(cand, session, state, scrub, job.config)
+        try:
+            task, folders = build_task(cand, session, state, scrub, job.config)
+        except Exception as exc:  # one bad candidate never ends the session
+            result.failed.append(_failure(session, exc))
+            continue
         per[cand.family] = per.get(cand.family, 0) + 1
         result.tasks.append(BuiltTask(task=task, folders=folders))
     result.divergences += len(state.divergences) + len(state.violations)
@@ -271,8 +314,23 @@ def _worker_failed(job: InputJob, done: WorkOutcome[InputResult]) -> InputResult
 def _merge(summary: ReconstructSummary, result: InputResult, out: Path) -> None:
     """Write one input's tasks and fold its counts into the summary."""
     summary.inputs.append(result.outcome)
+    summary.failed_candidates.extend(result.failed)
     for built in result.tasks:
-        if write_task(out, built.task, built.folders):
+        try:
+            written = write_task(out, built.task, built.folders)
+        except (OSError, ValueError) as exc:  # one unwritable task never stops the run
+            source = built.task.source
+            summary.failed_candidates.append(
+                FailedCandidate(
+                    file=source.path,
+                    session=source.session,
+                    stage="write",
+                    reason=f"{type(exc).__name__}: {exc}",
+                    task_id=built.task.id,
+                )
+            )
+            continue
+        if written:
             summary.written += 1
         else:
             summary.existing += 1

@@ -119,7 +119,29 @@ def replay(events: Sequence[Event], root: str | None, base: dict[str, str] | Non
         elif event.kind == "tool_result":
             call = calls.get(event.call_id or "")
             _apply_result(state, index, event, call)
+    _drop_path_kind_conflicts(state)
     return state
+
+
+def _drop_path_kind_conflicts(state: Replay) -> None:
+    """A path that is a file and also the directory of another path cannot be written as
+    both: the file is dropped (what lies under the directory is kept) and a divergence says so.
+    (A session reads ``pkg`` as a file, later writes ``pkg/x.py``: a shell ``rm``/``mkdir``
+    between them went unseen, or the read was of a directory listing.)"""
+    dirs = {parent for path in state.history for parent in _parents(path)}
+    for path in sorted(dirs & state.history.keys()):
+        first = min(v.index for v in state.history[path])
+        state.divergences.append(
+            f"event {max(first, 0)}: {path} is both a file and a directory in the session; "
+            "the file is dropped"
+        )
+        del state.history[path]
+
+
+def _parents(path: str) -> list[str]:
+    """``a/b/c`` → ``a``, ``a/b``."""
+    parts = path.split("/")
+    return ["/".join(parts[:n]) for n in range(1, len(parts))]
 
 
 def _apply_result(state: Replay, index: int, result: Event, call: Event | None) -> None:

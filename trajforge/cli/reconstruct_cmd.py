@@ -93,6 +93,8 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
     for item in summary.inputs:
         if item.error:
             err.print(f"[red]failed:[/red] {item.error}")
+    for cand in summary.failed_candidates:
+        err.print(f"[red]failed candidate ({cand.stage}):[/red] {cand.file}: {cand.reason}")
 
 
 def register(app: typer.Typer) -> None:
