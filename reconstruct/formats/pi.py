@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,15 @@ ENTRY_TYPES = frozenset(
 # offset=K to continue.]"; until late 2025 "... (Some lines were truncated to N characters for
 # display. R more lines not shown. Use offset=K to continue reading)", either part optional.
 NOT_PI = "JSON record is not a pi session entry"
+HEADLESS = "no session header line: pi entries only (session id and cwd unknown)"
+# How pi's JSON.stringify starts an entry (type, then id/parentId in v2+, then timestamp);
+# "message" entries carry an AgentMessage object with a role. Claude Code lines are typed
+# user/assistant and Codex's old "message" items have no message object, so neither matches.
+ENTRY_START = re.compile(
+    rb'^\{"type":"(?:message|model_change|thinking_level_change|compaction|branch_summary|'
+    rb'custom_message|session_info)",(?:"id":"[^"]*","parentId":(?:null|"[^"]*"),)?'
+    rb'"timestamp":"[^"]*",(?:"message":\{"role":"|(?!"message"))'
+)
 
 Record = tuple[int, dict[str, Any]]
 Lines = Iterator[tuple[int, object | None, str | None]]
@@ -63,12 +73,14 @@ class PiFormat:
     name = "pi"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        """True when the first non-blank line is a pi session header."""
+        """True when the first non-blank line is a pi session header, or a pi entry (a file
+        whose header line is missing)."""
         first = head.lstrip().split(b"\n", 1)[0]
         try:
-            return _is_header(orjson.loads(first))
-        except orjson.JSONDecodeError:  # a header cut off by the end of ``head``
-            return first.startswith(b'{"type":"session","')
+            record = orjson.loads(first)
+        except orjson.JSONDecodeError:  # a line cut off by the end of ``head``
+            return first.startswith(b'{"type":"session","') or bool(ENTRY_START.match(first))
+        return _is_header(record) or _is_entry(record)
 
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         """One Session per header; bad lines in it become ``Session.warnings``, lines before
@@ -85,7 +97,7 @@ class PiFormat:
         yield from loose.warnings
         if headless:
             first = loose.records[0][0]
-            yield ParseWarning(file=source, line=first, message="pi entries before any header")
+            yield ParseWarning(file=source, line=first, message=HEADLESS)
             groups.insert(0, loose)
         else:
             yield from (ParseWarning(file=source, line=n, message=NOT_PI) for n, _ in loose.records)
@@ -100,6 +112,17 @@ class _Group:
     header: dict[str, Any] | None
     records: list[Record] = field(default_factory=list)
     warnings: list[ParseWarning] = field(default_factory=list)
+
+
+def _is_entry(record: object) -> bool:
+    """A pi session entry as the first line of a file whose header is missing."""
+    if not isinstance(record, dict) or not isinstance(record.get("timestamp"), str):
+        return False
+    kind = record.get("type")
+    if kind == "message":
+        message = record.get("message")
+        return isinstance(message, dict) and isinstance(message.get("role"), str)
+    return kind in ENTRY_TYPES and kind not in ("custom", "label")
 
 
 def _is_header(record: object) -> TypeGuard[dict[str, Any]]:
@@ -186,7 +209,7 @@ def _conversation_path(group: _Group, version: int, source: str) -> tuple[list[R
 
 def _build_session(group: _Group, source: str, digest: str) -> Session:
     head = group.header or {}
-    version = head.get("version", 1)
+    version = head.get("version", 1 if group.header or not _has_ids(group) else 2)
     if not isinstance(version, int) or isinstance(version, bool):
         version = 1
     path, off_path = _conversation_path(group, version, source)
@@ -212,6 +235,11 @@ def _build_session(group: _Group, source: str, digest: str) -> Session:
         warnings=tuple(group.warnings),
         skipped=builder.skipped,
     )
+
+
+def _has_ids(group: _Group) -> bool:
+    """Headless entries with ``id``/``parentId`` are v2+ (a tree); without them, v1 (linear)."""
+    return any(isinstance(r.get("id"), str) and "parentId" in r for _, r in group.records)
 
 
 def _model_name(record: dict[str, Any], model_key: str = "modelId") -> str | None:

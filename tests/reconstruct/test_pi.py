@@ -259,7 +259,7 @@ def test_garbled_header_keeps_the_entries(tmp_path: Path) -> None:
     bad = tmp_path / "headless.jsonl"
     bad.write_bytes(b"\n".join(lines))
     sessions, loose = parse(bad)
-    assert [(w.line, w.message[:8]) for w in loose] == [(1, "not JSON"), (2, "pi entri")]
+    assert [(w.line, w.message[:8]) for w in loose] == [(1, "not JSON"), (2, "no sessi")]
     (s,) = sessions
     assert s.header.session_id == s.header.content_hash[:16]
     assert s.header.harness_version == "session-v1" and s.header.cwd is None
