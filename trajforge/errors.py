@@ -33,3 +33,7 @@ class UnknownName(UsageError):
 
 class HubError(TrajforgeError):
     """A call to the Hugging Face Hub (or a Hub-compatible server) failed; never holds the token."""
+
+
+class TaskEnvironmentError(TrajforgeError):
+    """The sandbox cannot run what task verifiers need (pytest, polars, a toolchain)."""

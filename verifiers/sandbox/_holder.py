@@ -147,11 +147,15 @@ def build_dev(root: str, disk: str) -> None:
 def expose(root: str, paths: list[str]) -> None:
     """Bind host paths that live under a hidden directory (the interpreter) back, read-only.
 
-    Paths under /tmp, /proc, /sys and /dev are never exposed: /tmp is the sandbox's own.
+    A path under /tmp (a virtual environment made there, say) is bound over an empty folder
+    of the sandbox's own /tmp, which stays writable around it; /tmp itself, and anything
+    under /proc, /sys and /dev, is never exposed.
     """
     for path in paths:
-        top = path.strip("/").split("/", 1)[0]
-        if top in HIDDEN - {"tmp", "proc", "sys", "dev"} and os.path.isdir(path):
+        top, _, rest = path.strip("/").partition("/")
+        if top == "tmp" and not rest:
+            continue
+        if top in HIDDEN - {"proc", "sys", "dev"} and os.path.isdir(path):
             bind(path, root + path)
 
 

@@ -279,13 +279,22 @@ def copy_workspace(
     return ctx.report
 
 
-def clear_dir(path: Path) -> None:
-    """Remove everything inside ``path``, keeping the directory itself (it may be a mount)."""
+def clear_dir(path: Path, keep: Sequence[str] = ()) -> None:
+    """Remove everything inside ``path``, keeping the directory itself (it may be a mount).
+
+    ``keep``: paths relative to ``path`` that stay, with the folders leading to them (host
+    folders bound read-only there, such as a virtual environment exposed under /tmp).
+    """
     for entry in os.scandir(path):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path)
-        else:
+        inner = [k.partition("/")[2] for k in keep if k.partition("/")[0] == entry.name]
+        if not entry.is_dir(follow_symlinks=False):
             os.unlink(entry.path)
+        elif "" in inner:
+            continue
+        elif inner:
+            clear_dir(Path(entry.path), inner)
+        else:
+            shutil.rmtree(entry.path)
 
 
 # --- output ----------------------------------------------------------------------------

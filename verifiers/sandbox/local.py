@@ -137,8 +137,11 @@ class LocalSession(Closing):
         self._source = workspace
         self.dropped_symlinks: list[str] = []
         """Symlinks of the last copied-in workspace that pointed outside it (not copied)."""
+        shown = [*_interpreter_paths(), *expose]
+        self._kept_in_tmp = tuple(p.removeprefix("/tmp/") for p in shown if p.startswith("/tmp/"))
+        """Exposed host folders bound inside the sandbox's /tmp (kept when /tmp is cleared)."""
         try:
-            self._start([*_interpreter_paths(), *expose])
+            self._start(shown)
             self.reset(workspace)
         except BaseException:
             self.close()
@@ -189,8 +192,9 @@ class LocalSession(Closing):
             raise SandboxError(f"workspace {source} is not a directory")
         self._source = source
         root = self.root
-        for name in ("workspace", "tmp", "home/sandbox", "dev/shm"):
+        for name in ("workspace", "home/sandbox", "dev/shm"):
             clear_dir(root / name)
+        clear_dir(root / "tmp", self._kept_in_tmp)
         report = copy_workspace(source, root / "workspace", owner=(self.uid, self.uid))
         self.dropped_symlinks = report.dropped_symlinks
         self._snap = snapshot(root / "workspace")

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.protocols import Executor
 from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
 from trajforge.verifiers.validate.instruction import finalise
 from trajforge.verifiers.validate.single import Context, finish, judge_task, key_of, prepare
@@ -128,11 +129,15 @@ def run(
 
     With no ``executor``, tasks run in this process (``jobs`` threads share ``ctx``); with one
     (``--executor ray``), each task is a work item (:mod:`.remote`) and this process writes
-    what it changed. Data-analysis tasks are validated here in one batch either way.
+    what it changed. Data-analysis tasks are validated here in one batch either way. Before
+    any task, the sandbox's task runtime is checked (TaskEnvironmentError when it lacks what
+    these families need).
     """
     clean_leftovers(out)
     dirs = task_dirs(out)
-    data = [d for d in dirs if _is_data(d)]
+    families = {d: _family(d) for d in dirs}
+    check_runtime(ctx.sandbox, ctx.backend, needs_of(families.values()))
+    data = [d for d in dirs if families[d] == "data"]
     rows: dict[str, TaskRow] = {}
     todo = [d for d in dirs if d not in data]
     if executor is None:
@@ -181,11 +186,11 @@ def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
     return [row_of(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
 
 
-def _is_data(task_dir: Path) -> bool:
+def _family(task_dir: Path) -> str:
     try:
-        return load_record(Task, task_dir / TASK_FILE).family == "data"
+        return load_record(Task, task_dir / TASK_FILE).family
     except RecordError:
-        return False  # validate_dir reports it
+        return "?"  # validate_dir reports it
 
 
 def _iterate(dirs: list[Path], ctx: Context, jobs: int) -> Iterator[TaskRow]:
