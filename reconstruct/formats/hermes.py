@@ -1,4 +1,5 @@
-"""hermes-agent (Nous Research) sessions: ShareGPT trajectories and ~/.hermes session snapshots.
+"""hermes-agent (Nous Research) sessions: ShareGPT trajectories, ~/.hermes session snapshots,
+gateway transcripts and ``hermes sessions export`` output (the last three: hermes_messages.py).
 
 Trajectories (``trajectory_samples.jsonl``, ``failed_trajectories.jsonl``, batch_runner output,
 also gzipped) hold one conversation per line: ``{"conversations": [{"from", "value"}], "model",
@@ -24,7 +25,14 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.hermes_conversation import snapshot_session, trajectory_session
+from trajforge.reconstruct.formats.hermes_conversation import trajectory_session
+from trajforge.reconstruct.formats.hermes_messages import (
+    EXPORT_START,
+    gateway_session,
+    is_export,
+    is_gateway,
+    snapshot_session,
+)
 from trajforge.reconstruct.inputs import open_bytes, read_all, read_head
 from trajforge.records import ParseWarning, Session
 
@@ -69,7 +77,7 @@ def _line_items(path: Path, seen: Counter[str]) -> Iterator[Session | ParseWarni
         if not raw.strip():
             continue
         seen["records"] += 1
-        if _TRAJECTORY_START.match(raw) or _SNAPSHOT_START.match(raw):
+        if _TRAJECTORY_START.match(raw) or _SNAPSHOT_START.match(raw) or EXPORT_START.match(raw):
             seen["hermes"] += 1
         try:
             record = orjson.loads(raw)
@@ -80,9 +88,10 @@ def _line_items(path: Path, seen: Counter[str]) -> Iterator[Session | ParseWarni
 
 
 def _record(record: Any, file: str, line: int, raw: bytes) -> Session | ParseWarning:
-    """A trajectory, or a session snapshot written on one line."""
+    """A trajectory, a session snapshot written on one line, or an exported session row."""
     if isinstance(record, dict) and isinstance(record.get("messages"), list):
-        return snapshot_session(record, file, raw)
+        exported = "session_id" not in record and "id" in record
+        return snapshot_session(record, file, raw, line if exported else None)
     return trajectory_session(record, file, line, raw)
 
 
@@ -101,12 +110,13 @@ def _document_items(path: Path, data: Any, raw: bytes) -> Iterator[Session | Par
 
 
 class HermesFormat:
-    """hermes-agent trajectories (JSONL, gzip) and session snapshots (JSON)."""
+    """hermes-agent trajectories (JSONL, gzip), session snapshots (JSON), gateway transcripts
+    and session exports (JSONL)."""
 
     name = "hermes"
 
     def sniff(self, path: Path, head: bytes) -> bool:
-        if _TRAJECTORY_START.match(head):
+        if _TRAJECTORY_START.match(head) or is_gateway(head) or is_export(head):
             return True
         if _SNAPSHOT_START.match(head):
             return b'"session_start"' in head and b'"system_prompt"' in head
@@ -114,10 +124,20 @@ class HermesFormat:
 
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         name = path.name.removesuffix(".gz")
-        if name.endswith(".json") and not _first_line_is_json(path):
+        if is_gateway(_head(path)):
+            yield gateway_session(path)
+        elif name.endswith(".json") and not _first_line_is_json(path):
             yield from _parse_document(path)
         else:
             yield from _parse_lines(path)
+
+
+def _head(path: Path) -> bytes:
+    """The first bytes, or none when even they are unreadable (the line reader reports it)."""
+    try:
+        return read_head(path)
+    except FormatError:
+        return b""
 
 
 def _parse_document(path: Path) -> Iterator[Session | ParseWarning]:

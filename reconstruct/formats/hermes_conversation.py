@@ -1,4 +1,4 @@
-"""hermes ShareGPT trajectories and session snapshots → Sessions (tool calls paired by position)."""
+"""hermes ShareGPT trajectories → Sessions (tool calls paired by position with their responses)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from trajforge.reconstruct.formats.hermes_tools import (
     as_object,
     call_fields,
     loads_loose,
-    message_text,
     reports_error,
     result_fields,
 )
@@ -37,10 +36,9 @@ RECORD_FIELDS = frozenset(
 _THINK = re.compile(r"<think>.*?(?:</think>|\Z)", re.S)
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _TOOL_RESPONSE = re.compile(r"<tool_response>(.*?)(?:</tool_response>|\Z)", re.S)
-_CWD_LINE = re.compile(r"^Current working directory: (.+)$", re.M)
 
 
-class _Builder:
+class Builder:
     """Collects the events, warnings and skip counts of one session."""
 
     def __init__(self, file: str, line: int) -> None:
@@ -117,7 +115,7 @@ class _Builder:
         )
 
 
-def _parse_calls(text: str, build: _Builder) -> list[tuple[str, dict[str, Any]] | None]:
+def _parse_calls(text: str, build: Builder) -> list[tuple[str, dict[str, Any]] | None]:
     calls: list[tuple[str, dict[str, Any]] | None] = []
     for block in _TOOL_CALL.findall(text):
         data = loads_loose(block.strip())
@@ -152,7 +150,7 @@ def _parse_responses(text: str) -> list[tuple[str | None, str | None, Any]]:
     return found
 
 
-def _tool_round(build: _Builder, gpt: str, tool: str | None, turn: int) -> None:
+def _tool_round(build: Builder, gpt: str, tool: str | None, turn: int) -> None:
     """One gpt turn's text and tool calls, paired by position with the next tool turn."""
     build.message("assistant", _TOOL_CALL.sub("", gpt), build.line)
     calls = _parse_calls(gpt, build)
@@ -180,7 +178,7 @@ def is_harness_notice(text: str) -> bool:
     return text.lstrip().startswith(HARNESS_NOTICES)
 
 
-def _conversation(build: _Builder, turns: list[Any]) -> None:
+def _conversation(build: Builder, turns: list[Any]) -> None:
     i = 0
     while i < len(turns):
         turn = turns[i]
@@ -213,7 +211,7 @@ def trajectory_session(record: Any, file: str, line: int, raw: bytes) -> Session
             file=file, line=line, message="not a hermes trajectory (no 'conversations' list)"
         )
     assert isinstance(record, dict)
-    build = _Builder(file, line)
+    build = Builder(file, line)
     _conversation(build, turns)
     for key in record:
         if key not in RECORD_FIELDS:
@@ -229,68 +227,5 @@ def trajectory_session(record: Any, file: str, line: int, raw: bytes) -> Session
         content_hash=digest,
         model=model if isinstance(model, str) else None,
         cwd=build.cwd,
-    )
-    return build.session(header)
-
-
-def _assistant_message(build: _Builder, msg: dict[str, Any], index: int) -> None:
-    build.message("assistant", message_text(msg.get("content")), index)
-    for k, call in enumerate(msg.get("tool_calls") or []):
-        fn = call.get("function") if isinstance(call, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        args = as_object(fn.get("arguments", {})) if isinstance(fn, dict) else None
-        if not isinstance(name, str) or not isinstance(args, dict):
-            build.skipped["unreadable_tool_call"] += 1
-            build.warn(f"message {index}: unreadable tool call {k}", index)
-            continue
-        call_id = call.get("id")
-        build.call(
-            name,
-            args,
-            call_id if isinstance(call_id, str) and call_id else f"hermes-{index}-{k}",
-            index,
-        )
-
-
-def _messages(build: _Builder, messages: list[Any]) -> None:
-    for index, msg in enumerate(messages, start=1):
-        role = msg.get("role") if isinstance(msg, dict) else None
-        if not isinstance(msg, dict) or not isinstance(role, str):
-            build.skipped["malformed_message"] += 1
-            build.warn(f"message {index}: not a chat message", index)
-        elif role == "user" and is_harness_notice(message_text(msg.get("content"))):
-            build.skipped["harness_notice"] += 1
-        elif role == "user":
-            build.message("user", message_text(msg.get("content")), index)
-        elif role == "assistant":
-            _assistant_message(build, msg, index)
-        elif role == "tool":
-            call_id = msg.get("tool_call_id")
-            name = msg.get("tool_name") or msg.get("name")
-            build.result(
-                call_id if isinstance(call_id, str) else "",
-                name if isinstance(name, str) else None,
-                as_object(msg.get("content")),
-                index,
-            )
-        else:
-            build.skipped[role] += 1
-
-
-def snapshot_session(data: dict[str, Any], file: str, raw: bytes) -> Session:
-    build = _Builder(file, 1)
-    _messages(build, data["messages"])
-    prompt = data.get("system_prompt")
-    found = _CWD_LINE.search(prompt) if isinstance(prompt, str) else None
-    digest = sha256_hex(raw)
-    sid, model, start = data.get("session_id"), data.get("model"), data.get("session_start")
-    header = SessionHeader(
-        harness="hermes",
-        session_id=sid if isinstance(sid, str) and sid else digest[:16],
-        source_path=file,
-        content_hash=digest,
-        model=model if isinstance(model, str) else None,
-        cwd=found.group(1).strip() if found else build.cwd,
-        started_at=start if isinstance(start, str) else None,
     )
     return build.session(header)

@@ -66,7 +66,7 @@ def assert_paired(session: Session) -> None:
 
 def test_sniff_claims_every_hermes_fixture() -> None:
     paths = sorted(HERMES.iterdir())
-    assert len(paths) == 8
+    assert len(paths) == 10  # 8 trajectories/snapshots + a gateway transcript + an export
     for path in paths:
         assert FMT.sniff(path, read_head(path)), path
 
