@@ -6,6 +6,11 @@ Follows the Harbor project's ATIF v1.4 RFC: a root object with ``schema_version`
 to it as ``tool_calls`` {tool_call_id, function_name, arguments} and their results as
 ``observation.results`` {source_call_id, content}. Step ids count from 1. Events carry no
 timestamps, so steps have none. Every text passes through the scrubber first.
+
+So that ``trajforge reconstruct`` reads an export back to the same events (the ``atif`` format),
+each step's ``extra.trajforge`` keeps the fields trajforge normalised for its calls and results
+(``calls`` / ``results`` by tool call id: tool kind, path, content, edits, command, exit code,
+error flag, ...), and the root ``extra.cwd`` the session's working directory.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from trajforge.records import Event, Session
 from trajforge.scrub import Scrubber
 
 ATIF_VERSION = "ATIF-v1.4"
+# Event fields the ATIF core already carries (or that locate the event in its source).
+_CORE_FIELDS = frozenset({"kind", "source", "text", "tool", "call_id", "arguments"})
 
 
 @dataclass(frozen=True)
@@ -59,6 +66,17 @@ class _Builder:
         self.steps.append(step)
         return step
 
+    def _keep(self, step: dict[str, Any], part: str, call_id: str | None, event: Event) -> None:
+        """Record the event's normalised fields under the step's ``extra.trajforge``: by call id,
+        or (a result without its call: a harness's synthetic read) in order under ``unpaired``."""
+        fields = event.model_dump(mode="json", exclude=set(_CORE_FIELDS), exclude_defaults=True)
+        mine = step.setdefault("extra", {}).setdefault("trajforge", {})
+        if call_id is None:
+            fields.update(call_id=event.call_id, tool=event.tool)
+            mine.setdefault("unpaired", []).append(self.scrub.value(fields))
+        else:
+            mine.setdefault(part, {})[call_id] = self.scrub.value(fields)
+
     def _agent_step(self) -> dict[str, Any]:
         last = self.steps[-1] if self.steps else None
         if last is not None and last["source"] == "agent" and "observation" not in last:
@@ -81,6 +99,7 @@ class _Builder:
                 }
             )
             self.by_call[call_id] = step
+            self._keep(step, "calls", call_id, event)
         else:
             self._result(index, event)
 
@@ -89,8 +108,10 @@ class _Builder:
         result: dict[str, Any] = {"content": self.scrub.text(event.text)}
         if step is None:
             step = self._agent_step()
+            self._keep(step, "unpaired", None, event)
         else:
             result = {"source_call_id": event.call_id, **result}
+            self._keep(step, "results", event.call_id or "", event)
         step.setdefault("observation", {"results": []})["results"].append(result)
 
 
@@ -110,6 +131,8 @@ def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
     }
     if header.started_at:
         extra["started_at"] = header.started_at
+    if header.cwd:
+        extra["cwd"] = scrub.text(header.cwd)
     return {
         "schema_version": ATIF_VERSION,
         "session_id": header.session_id,

@@ -26,7 +26,7 @@ def test_sandboxes_conform(name: str) -> None:
 
 
 def test_unknown_name_lists_known_ones() -> None:
-    with pytest.raises(UnknownName, match="known: claude-code, codex, hermes, opencode, pi"):
+    with pytest.raises(UnknownName, match="known: atif, claude-code, codex, hermes, opencode, pi"):
         resolve(FORMATS, "cursor", "format")
 
 

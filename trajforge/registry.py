@@ -13,6 +13,7 @@ FORMATS: dict[str, str] = {
     "hermes": "trajforge.reconstruct.formats.hermes:HermesFormat",
     "claude-code": "trajforge.reconstruct.formats.claude_code:ClaudeCodeFormat",
     "codex": "trajforge.reconstruct.formats.codex:CodexFormat",
+    "atif": "trajforge.reconstruct.formats.atif:AtifFormat",
 }
 
 SANDBOXES: dict[str, str] = {
