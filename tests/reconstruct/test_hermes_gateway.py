@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.fixtures.scenarios import CALC_BUGGY, INVENTORY
-from trajforge.reconstruct.families import candidates
+from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.formats.hermes import HermesFormat
 from trajforge.reconstruct.inputs import read_head
-from trajforge.reconstruct.paths import session_root
-from trajforge.reconstruct.replay import replay
 from trajforge.records import ParseWarning, Session
 
 HERMES = Path(__file__).parents[1] / "fixtures" / "sessions" / "hermes"
@@ -39,9 +37,10 @@ def _shape(session: Session) -> list[tuple[str, str | None, str | None]]:
     return [(e.kind, e.tool_kind, e.path or e.command) for e in session.events]
 
 
-def _families(session: Session) -> list[str]:
-    state = replay(session.events, session_root(session.header.cwd, session.events))
-    return sorted(c.family for c in candidates(session.events, state))
+def _families(path: Path, out: Path) -> dict[str, int]:
+    summary = pipeline.run([path], out)
+    assert summary.exit_code() == 0 and summary.failed_candidates == []
+    return summary.candidates["hermes"]
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -53,7 +52,7 @@ def _write(path: Path, rows: list[Any]) -> Path:
     return path
 
 
-def test_gateway_transcript_reads_like_the_same_run_as_a_trajectory() -> None:
+def test_gateway_transcript_reads_like_the_same_run_as_a_trajectory(tmp_path: Path) -> None:
     assert FMT.sniff(GATEWAY, read_head(GATEWAY))
     (session,), warnings = _parse(GATEWAY)
     assert warnings == [] and session.warnings == ()
@@ -68,10 +67,11 @@ def test_gateway_transcript_reads_like_the_same_run_as_a_trajectory() -> None:
     read = next(e for e in session.events if e.kind == "tool_result" and e.tool_kind == "read")
     assert read.content == INVENTORY and not read.partial
     assert [e.source.line for e in session.events[:3]] == [2, 3, 4]  # one message per line
-    assert _families(session) == ["extend"]
+    same_run = _families(HERMES / "extend.jsonl", tmp_path / "trajectory")
+    assert _families(GATEWAY, tmp_path / "gateway") == same_run and same_run
 
 
-def test_export_rows_are_sessions_with_their_header() -> None:
+def test_export_rows_are_sessions_with_their_header(tmp_path: Path) -> None:
     assert FMT.sniff(EXPORT, read_head(EXPORT))
     (session,), warnings = _parse(EXPORT)
     assert warnings == [] and session.warnings == ()
@@ -86,7 +86,8 @@ def test_export_rows_are_sessions_with_their_header() -> None:
     assert [e.exit_code for e in shell] == [1, 0]
     start = next(e for e in session.events if e.tool_kind == "read" and e.path == "calc.py")
     assert start is not None
-    assert "repair" in _families(session)
+    same_run = _families(HERMES / "repair.session.json", tmp_path / "snapshot")
+    assert _families(EXPORT, tmp_path / "export") == same_run and "repair" in same_run
     assert CALC_BUGGY.splitlines()[0] in row["messages"][6]["content"]
 
 
