@@ -23,6 +23,15 @@ ARITH = {
 BOOL = {ast.And: ("and", "or"), ast.Or: ("or", "and")}
 DROPPABLE = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.Raise)
 SKIPPED_FIELDS = frozenset({"annotation", "returns", "type_comment"})
+METADATA_NAMES = frozenset(
+    {"__all__", "__version__", "__author__", "__email__", "__license__", "__copyright__",
+     "__credits__", "__maintainer__", "__status__", "__date__", "__docformat__"}
+)  # fmt: skip
+"""Module-level declarations no call through the task's interface can observe: the export list
+(``from pkg import name`` works without it) and package metadata. Their statements get no
+mutants: a mutant there survives every test and says nothing about the tests."""
+TYPING_CALLS = frozenset({"cast", "TypeVar", "NewType", "ParamSpec", "TypeVarTuple"})
+"""Calls whose string arguments are type names, as inert as annotations."""
 ATOMS = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
@@ -32,7 +41,8 @@ def candidates(source: str, lines: set[int]) -> list[Candidate]:
     Raises SyntaxError / ValueError when the file does not parse.
     """
     collector = _Collector(PySource(source), lines)
-    collector.visit(collector.src.tree)
+    for stmt in collector.src.tree.body:
+        collector.visit(stmt)
     return sorted(collector.out, key=lambda c: (c.start, c.end, c.operator, c.text))
 
 
@@ -45,6 +55,36 @@ def _docstrings(tree: ast.AST) -> set[int]:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 found.add(id(body[0]))
     return found
+
+
+def _targets(node: ast.stmt) -> list[ast.expr]:
+    if isinstance(node, ast.Assign):
+        return node.targets
+    if isinstance(node, ast.AugAssign | ast.AnnAssign):
+        return [node.target]
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        func = node.value.func  # __all__.extend([...]) / __all__.append("name")
+        return [func.value] if isinstance(func, ast.Attribute) else []
+    return []
+
+
+def inert_statement(node: ast.stmt) -> bool:
+    """A module-level statement no test can observe through the interface: assignments to
+    :data:`METADATA_NAMES` (``__all__ = [...]``, ``__all__ += [...]``, ``__version__ = ...``)
+    ``if TYPE_CHECKING:`` blocks (imports for annotations only) and type variables."""
+    if isinstance(node, ast.If):
+        test = node.test
+        name = test.attr if isinstance(test, ast.Attribute) else getattr(test, "id", "")
+        return name == "TYPE_CHECKING" and not node.orelse
+    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+        func = node.value.func
+        called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if called in TYPING_CALLS and called != "cast":
+            return True  # T = TypeVar("T"): a declaration for annotations
+    targets = _targets(node)
+    return bool(targets) and all(
+        isinstance(t, ast.Name) and t.id in METADATA_NAMES for t in targets
+    )
 
 
 def _op_span(data: bytes, start: int, end: int) -> tuple[int, int] | None:
@@ -70,6 +110,7 @@ class _Collector:
         self.src = src
         self.lines = lines
         self.docstrings = _docstrings(src.tree)
+        self.top = {id(stmt) for stmt in src.tree.body}
         self.out: list[Candidate] = []
         self.params: list[list[str]] = []
 
@@ -86,6 +127,8 @@ class _Collector:
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.JoinedStr) or id(node) in self.docstrings:
             return  # f-string internals (positions are not reliable on 3.11) and docstrings
+        if id(node) in self.top and inert_statement(node):  # type: ignore[arg-type]
+            return  # __all__, __version__, TYPE_CHECKING imports: nothing a test can observe
         handler = getattr(self, "on_" + type(node).__name__, None)
         if handler is not None:
             handler(node)
@@ -207,6 +250,10 @@ class _Collector:
         self.off_by_one(node.upper)
 
     def on_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name in TYPING_CALLS and node.args and isinstance(node.args[0], ast.Constant):
+            self.docstrings.add(id(node.args[0]))  # a type name: as inert as an annotation
         if isinstance(node.func, ast.Name) and node.func.id == "range" and node.args:
             self.off_by_one(node.args[1] if len(node.args) > 1 else node.args[0])
 

@@ -142,3 +142,47 @@ def test_multi_line_statement_drop_keeps_line_numbers() -> None:
     assert len(drop) == 1
     assert drop[0].content.splitlines()[1:4] == ["    pass", "", ""]
     assert ast.parse(drop[0].content).body[0].body[-1].lineno == 5  # type: ignore[attr-defined]
+
+
+PACKAGE_INIT = '''"""pkg: slugs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from pkg.core import slugify
+
+if TYPE_CHECKING:
+    from pkg.types import Slug
+
+__all__ = ["slugify", "short"]
+__all__ += ["LIMIT"]
+__version__ = "1.2.3"
+T = TypeVar("T")
+LIMIT = 40
+
+
+def short(text: "Slug") -> "Slug":
+    """The first LIMIT characters."""
+    return cast("Slug", text[:LIMIT])
+'''
+
+
+def test_no_mutants_of_declarations_no_test_can_observe() -> None:
+    """__all__, __version__, TYPE_CHECKING imports, type variables, docstrings and type names
+    get no mutants (each would survive every test); the code around them still does."""
+    files = {"pkg/__init__.py": PACKAGE_INIT}
+    found = mutants(files, {"pkg/__init__.py": _all_lines(PACKAGE_INIT)}, limit=1000)
+    _check_well_formed(found, files)
+    lines = PACKAGE_INIT.splitlines()
+    inert = {n for n, text in enumerate(lines, 1) if text.startswith(("__", "T =", "if TYPE"))}
+    inert |= {n for n, text in enumerate(lines, 1) if '"""' in text}
+    assert len(inert) == 7
+    assert not [m.description for m in found if m.line in inert]
+    descriptions = {m.description for m in found}
+    assert {
+        "`40` → `41` in pkg/__init__.py line 16",
+        "drop `LIMIT = 40` in pkg/__init__.py line 16",
+        "`LIMIT` → `LIMIT + 1` in pkg/__init__.py line 21",
+    } <= descriptions
+    assert not any('`"Slug"`' in d for d in descriptions), descriptions
