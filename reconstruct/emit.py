@@ -16,6 +16,7 @@ from typing import Any
 from trajforge.reconstruct.families import Candidate
 from trajforge.reconstruct.replay import Replay, Snapshot
 from trajforge.records import (
+    AnswerKey,
     FileReport,
     Provenance,
     Session,
@@ -55,6 +56,7 @@ def build_task(
         "family": cand.family,
         "instruction": instruction,
         "answer": answer,
+        "answer_key": cand.answer_key.model_dump(mode="json") if cand.answer_key else None,
         "verifier": verifier.model_dump(mode="json"),
         "files": {name: _hashes(files) for name, files in folders.items()},
     }
@@ -72,6 +74,7 @@ def build_task(
         ),
         oracle="oracle" if cand.end is not None else None,
         answer=answer,
+        answer_key=_scrub_key(cand.answer_key, scrub),
         verifier=verifier,
         classification=cand.reasons,
         files=FileReport(
@@ -86,6 +89,20 @@ def build_task(
         provenance=Provenance(config=config),
     )
     return task, folders
+
+
+def _scrub_key(key: AnswerKey | None, scrub: Scrubber) -> AnswerKey | None:
+    """The key with every fact's text through the scrubber (a fact can be a secret's name)."""
+    if key is None:
+        return None
+    facts = [
+        f.model_copy(
+            update={"value": scrub.text(f.value), "grounded_in": scrub.text(f.grounded_in)}
+        )
+        for f in (*key.required, *key.others)
+    ]
+    n = len(key.required)
+    return key.model_copy(update={"required": tuple(facts[:n]), "others": tuple(facts[n:])})
 
 
 def _scrub_files(snapshot: Snapshot, scrub: Scrubber) -> dict[str, str]:

@@ -1,16 +1,24 @@
-"""Classify episodes into task families (build, extend, repair, qa), saying why."""
+"""Classify triaged threads into task families (build, extend, repair, qa), saying why.
+
+:mod:`.triage` first folds a session into threads and drops what is not a task; each kept
+thread then becomes one build / extend / qa candidate (or a drop, when a qa thread is not a
+genuine question), and every fail→pass pair of a check becomes a repair candidate.
+"""
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs, split_episodes
+from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs
 from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
-from trajforge.records import Event, Family
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
+from trajforge.reconstruct.triage_live import live_reason
+from trajforge.records import AnswerKey, Event, Family
 
 NEAR_EMPTY_FILES = 2
 OUTPUT_TAIL_LINES = 30
@@ -43,6 +51,18 @@ class Candidate:
     """Workspaces where the agent's own check failed after it had started fixing."""
     shell_commands: tuple[str, ...] = ()
     """Mutating shell commands between start and end."""
+    answer_key: AnswerKey | None = None
+    """qa: the grounded facts an answer must state."""
+
+
+@dataclass(frozen=True)
+class Found:
+    """A session's candidates and the episodes triage dropped."""
+
+    candidates: list[Candidate]
+    drops: list[Drop]
+    merged: int
+    """Acknowledgements, continuations and harness turns folded into threads."""
 
 
 def is_test_file(path: str) -> bool:
@@ -64,16 +84,38 @@ def run_command(run: CheckRun, root: str | None) -> str | None:
     return f"cd {shlex.quote(rel)} && {run.command}"
 
 
-def candidates(events: Sequence[Event], state: Replay) -> list[Candidate]:
-    """Every candidate a session yields: one per episode plus one per fail→pass pair."""
+def candidates(events: Sequence[Event], state: Replay) -> Found:
+    """Every candidate a session yields (one per kept thread plus one per fail→pass pair)."""
     runs = check_runs(events)
+    triaged = threads_of(events)
+    drops = list(triaged.drops)
     found: list[Candidate] = []
-    for episode in split_episodes(events):
-        made = _episode_candidate(episode, state, runs)
-        if made is not None:
+    kept: list[tuple[Thread, str]] = []
+    for n, thread in enumerate(triaged.threads):
+        drop, request = judge(
+            events, thread, state.root, state.history, _differ(state), later=n > 0
+        )
+        if drop is not None:
+            drops.append(drop)
+            continue
+        kept.append((thread, request))
+        made = _thread_candidate(events, thread, request, state, runs)
+        if isinstance(made, Drop):
+            drops.append(made)
+        elif made is not None:
             found.append(made)
-    found.extend(_repairs(events, state, runs))
-    return found
+    repairs, repair_drops = _repairs(events, state, runs, kept)
+    return Found(found + repairs, drops + repair_drops, triaged.merged)
+
+
+def _differ(state: Replay) -> Callable[[int, int], bool]:
+    """Whether the workspace's files differ between two event indices."""
+
+    def differ(first: int, last: int) -> bool:
+        a, b = state.state_at(first), state.state_at(last)
+        return (a.files, a.partial, a.missing) != (b.files, b.partial, b.missing)
+
+    return differ
 
 
 def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
@@ -84,28 +126,50 @@ def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
     return created, modified
 
 
-def _episode_candidate(
-    episode: Episode, state: Replay, runs: Sequence[CheckRun]
-) -> Candidate | None:
+def _thread_candidate(
+    events: Sequence[Event], thread: Thread, request: str, state: Replay, runs: Sequence[CheckRun]
+) -> Candidate | Drop | None:
+    episode = Episode(thread.first, thread.last, request, answer_of(events, thread))
     start = state.state_at(episode.first)
+    mutated = [i for i in state.mutations if episode.first <= i <= episode.last]
+    if not mutated:
+        return _qa_candidate(events, episode, start, thread.request)
+    return _episode_candidate(episode, start, state, runs)
+
+
+def _qa_candidate(
+    events: Sequence[Event], episode: Episode, start: Snapshot, raw: str
+) -> Candidate | Drop:
+    verdict = judge_qa(
+        events, episode.first, episode.last, episode.request, episode.answer, start.files
+    )
+    if verdict.key is None:
+        assert verdict.reason is not None
+        return Drop(verdict.reason, episode.first, episode.last, verdict.detail, raw[:160])
+    facts = ", ".join(f"{f.kind} {f.value} ({f.grounded_in})" for f in verdict.key.required)
+    return Candidate(
+        "qa",
+        episode.request,
+        episode.first,
+        episode.last,
+        start,
+        None,
+        episode.answer,
+        None,
+        (
+            "no file changes in the episode; the final answer is the deliverable",
+            f"grounded facts the answer must state: {facts}",
+        ),
+        answer_key=verdict.key,
+    )
+
+
+def _episode_candidate(
+    episode: Episode, start: Snapshot, state: Replay, runs: Sequence[CheckRun]
+) -> Candidate | None:
     end = state.state_at(episode.last)
     created, modified = _changed(start, end)
-    mutated = [i for i in state.mutations if episode.first <= i <= episode.last]
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
-    if not mutated:
-        if not episode.answer:
-            return None
-        return Candidate(
-            "qa",
-            episode.request,
-            episode.first,
-            episode.last,
-            start,
-            None,
-            episode.answer,
-            None,
-            ("no file changes in the episode; the final answer is the deliverable",),
-        )
     if not created and not modified:
         return None  # changes we could not reconstruct: nothing to verify against
     passing = [r for r in runs if episode.first <= r.result <= episode.last and r.passed]
@@ -135,10 +199,11 @@ def _episode_candidate(
     )
 
 
-def _request_before(events: Sequence[Event], index: int) -> str:
-    for event in reversed(events[: index + 1]):
-        if event.kind == "user" and event.text.strip():
-            return event.text.strip()
+def _context(kept: Sequence[tuple[Thread, str]], index: int) -> str:
+    """The kept thread's request around event ``index`` ('' when its thread was dropped)."""
+    for thread, request in kept:
+        if thread.first <= index <= thread.last:
+            return request
     return ""
 
 
@@ -150,9 +215,13 @@ def _repair_instruction(command: str, output: str, request: str) -> str:
     return text
 
 
-def _repairs(events: Sequence[Event], state: Replay, runs: Sequence[CheckRun]) -> list[Candidate]:
+def _repairs(
+    events: Sequence[Event], state: Replay, runs: Sequence[CheckRun],
+    kept: Sequence[tuple[Thread, str]],
+) -> tuple[list[Candidate], list[Drop]]:  # fmt: skip
     """One repair per fail→pass pair of the same check with file changes in between."""
-    found = []
+    found: list[Candidate] = []
+    drops: list[Drop] = []
     open_fails: dict[str, list[CheckRun]] = {}
     for run in runs:
         fails = open_fails.setdefault(run.key, [])
@@ -161,32 +230,41 @@ def _repairs(events: Sequence[Event], state: Replay, runs: Sequence[CheckRun]) -
             continue
         if not fails:
             continue
+        open_fails[run.key] = []
         first = fails[0]
         edits = [i for i in state.mutations if first.result < i < run.call]
         command = run_command(run, state.root)
-        if edits and command:
-            start = state.state_at(first.result)
-            end = state.state_at(run.result)
-            probes = tuple(state.state_at(f.result) for f in fails[1:])
-            reasons = (
-                f"`{run.key}` failed at event {first.result} (exit != 0), "
-                f"{len(edits)} change(s) followed, it passed at event {run.result}",
-                f"{len(fails) - 1} intermediate failing run(s) kept as wrong-solution probes",
-            )
-            found.append(
-                Candidate(
-                    "repair",
-                    _repair_instruction(command, first.output, _request_before(events, first.call)),
-                    first.call,
-                    run.result,
-                    start,
-                    end,
-                    None,
-                    command,
-                    reasons,
-                    probes=probes,
-                    shell_commands=tuple(state.shell_changed(first.result, run.result)),
-                )
-            )
-        open_fails[run.key] = []
-    return found
+        if not edits or not command:
+            continue
+        live = live_reason(events, first.call, run.result, "", state.root)
+        if live is not None:
+            drops.append(Drop(live[0], first.call, run.result, live[1], f"repair of `{run.key}`"))
+            continue
+        found.append(_repair(events, state, fails, run, command, _context(kept, first.call)))
+    return found, drops
+
+
+def _repair(
+    events: Sequence[Event], state: Replay, fails: Sequence[CheckRun], run: CheckRun,
+    command: str, context: str,
+) -> Candidate:  # fmt: skip
+    first = fails[0]
+    edits = [i for i in state.mutations if first.result < i < run.call]
+    reasons = (
+        f"`{run.key}` failed at event {first.result} (exit != 0), "
+        f"{len(edits)} change(s) followed, it passed at event {run.result}",
+        f"{len(fails) - 1} intermediate failing run(s) kept as wrong-solution probes",
+    )
+    return Candidate(
+        "repair",
+        _repair_instruction(command, first.output, context),
+        first.call,
+        run.result,
+        state.state_at(first.result),
+        state.state_at(run.result),
+        None,
+        command,
+        reasons,
+        probes=tuple(state.state_at(f.result) for f in fails[1:]),
+        shell_commands=tuple(state.shell_changed(first.result, run.result)),
+    )

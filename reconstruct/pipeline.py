@@ -22,12 +22,20 @@ from trajforge.executors import LocalExecutor
 from trajforge.protocols import Executor, Format, WorkOutcome
 from trajforge.reconstruct.emit import build_task, clean_staging, write_task
 from trajforge.reconstruct.families import candidates
+from trajforge.reconstruct.funnel import (
+    MAX_DROPS_KEPT,
+    Dedup,
+    TriageCounts,
+    duplicate_row,
+    to_records,
+)
 from trajforge.reconstruct.inputs import expand_paths, read_head
 from trajforge.reconstruct.paths import session_root
 from trajforge.reconstruct.replay import replay
-from trajforge.records import ParseWarning, Session, Task
+from trajforge.records import ParseWarning, Session, Task, TriageDrop
 from trajforge.registry import FORMATS, create, resolve
 from trajforge.scrub import Scrubber
+from trajforge.taskdir import RECONSTRUCT_SUMMARY, write_atomic
 
 log = logging.getLogger(__name__)
 MAX_WARNINGS_KEPT = 200
@@ -95,6 +103,10 @@ class ReconstructSummary(BaseModel):
     """Edits that could not be replayed plus confinement violations."""
     failed_candidates: list[FailedCandidate] = Field(default_factory=list)
     """Candidates that could not be built or written, with file and reason."""
+    triage: dict[str, TriageCounts] = Field(default_factory=dict)
+    """Per harness: sessions, turns merged, episodes dropped by reason, candidates."""
+    dropped: list[TriageDrop] = Field(default_factory=list)
+    """The dropped episodes themselves (first MAX_DROPS_KEPT), for the audit page."""
 
     @property
     def failed_inputs(self) -> int:
@@ -160,8 +172,6 @@ class InputResult(BaseModel):
     """Candidates built from its sessions, in session order."""
     sessions: dict[str, int] = Field(default_factory=dict)
     """Sessions per harness."""
-    candidates: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """Candidates per harness and family."""
     warnings: list[str] = Field(default_factory=list)
     """First warnings, as ``file:line: message``."""
     skipped_records: dict[str, int] = Field(default_factory=dict)
@@ -172,6 +182,10 @@ class InputResult(BaseModel):
     """Edits that could not be replayed plus confinement violations."""
     failed: list[FailedCandidate] = Field(default_factory=list)
     """Candidates (or whole sessions) that could not be built."""
+    dropped: list[TriageDrop] = Field(default_factory=list)
+    """Episodes triage dropped, in session order."""
+    merged: dict[str, int] = Field(default_factory=dict)
+    """Turns folded into threads, per harness."""
 
 
 def reconstruct_input(job: InputJob) -> InputResult:
@@ -243,16 +257,17 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     """Replay one session and add its candidates to ``result``."""
     harness = session.header.harness
     result.sessions[harness] = result.sessions.get(harness, 0) + 1
-    per = result.candidates.setdefault(harness, {})
     root = session_root(session.header.cwd, session.events)
     state = replay(session.events, root, job.base)
-    for cand in candidates(session.events, state):
+    found = candidates(session.events, state)
+    result.dropped.extend(to_records(session, found.drops, scrub))
+    result.merged[harness] = result.merged.get(harness, 0) + found.merged
+    for cand in found.candidates:
         try:
             task, folders = build_task(cand, session, state, scrub, job.config)
         except Exception as exc:  # one bad candidate never ends the session
             result.failed.append(_failure(session, exc))
             continue
-        per[cand.family] = per.get(cand.family, 0) + 1
         result.tasks.append(BuiltTask(task=task, folders=folders))
     result.divergences += len(state.divergences) + len(state.violations)
 
@@ -280,13 +295,15 @@ def run(
     config = {"format": fmt_name, "base_repo": base is not None}
     jobs = [InputJob(path=str(p), fmt=fmt_name, base=base, config=config) for p in inputs]
     redactions: Counter[str] = Counter()
+    dedup = Dedup()
     for done in in_order(_executor(executor).map(reconstruct_input, jobs)):
         result = done.value if done.value is not None else _worker_failed(jobs[done.index], done)
-        _merge(summary, result, out)
+        _merge(summary, result, out, dedup)
         redactions.update(result.redactions)
         if on_input is not None:
             on_input(inputs[done.index])
     summary.redactions = dict(redactions)
+    write_atomic(out / RECONSTRUCT_SUMMARY, summary.model_dump_json(indent=2) + "\n")
     return summary
 
 
@@ -311,37 +328,61 @@ def _worker_failed(job: InputJob, done: WorkOutcome[InputResult]) -> InputResult
     return InputResult(outcome=InputOutcome(path=job.path, format=None, error=error))
 
 
-def _merge(summary: ReconstructSummary, result: InputResult, out: Path) -> None:
+def _merge(summary: ReconstructSummary, result: InputResult, out: Path, dedup: Dedup) -> None:
     """Write one input's tasks and fold its counts into the summary."""
     summary.inputs.append(result.outcome)
     summary.failed_candidates.extend(result.failed)
-    for built in result.tasks:
-        try:
-            written = write_task(out, built.task, built.folders)
-        except (OSError, ValueError) as exc:  # one unwritable task never stops the run
-            source = built.task.source
-            summary.failed_candidates.append(
-                FailedCandidate(
-                    file=source.path,
-                    session=source.session,
-                    stage="write",
-                    reason=f"{type(exc).__name__}: {exc}",
-                    task_id=built.task.id,
-                )
-            )
-            continue
-        if written:
-            summary.written += 1
-        else:
-            summary.existing += 1
     for harness, count in result.sessions.items():
         summary.sessions[harness] = summary.sessions.get(harness, 0) + count
-    for harness, families in result.candidates.items():
-        per = summary.candidates.setdefault(harness, {})
-        for family, count in families.items():
-            per[family] = per.get(family, 0) + count
+        _funnel(summary, harness).sessions += count
+    for harness, count in result.merged.items():
+        _funnel(summary, harness).merged += count
+    for drop in result.dropped:
+        _drop(summary, drop)
+    for built in result.tasks:
+        kept = dedup.duplicate_of(built.task)
+        if kept is not None:
+            _drop(summary, duplicate_row(built.task, kept))
+            continue
+        _write(summary, built, out)
     room = MAX_WARNINGS_KEPT - len(summary.warnings)
     summary.warnings.extend(result.warnings[: max(room, 0)])
     for kind, count in result.skipped_records.items():
         summary.skipped_records[kind] = summary.skipped_records.get(kind, 0) + count
     summary.divergences += result.divergences
+
+
+def _funnel(summary: ReconstructSummary, harness: str) -> TriageCounts:
+    return summary.triage.setdefault(harness, TriageCounts())
+
+
+def _drop(summary: ReconstructSummary, drop: TriageDrop) -> None:
+    counts = _funnel(summary, drop.harness).dropped
+    counts[drop.reason.value] = counts.get(drop.reason.value, 0) + 1
+    if len(summary.dropped) < MAX_DROPS_KEPT:
+        summary.dropped.append(drop)
+
+
+def _write(summary: ReconstructSummary, built: BuiltTask, out: Path) -> None:
+    """Write one task folder (or count it as present); an unwritable one is a reported row."""
+    task = built.task
+    try:
+        written = write_task(out, task, built.folders)
+    except (OSError, ValueError) as exc:  # one unwritable task never stops the run
+        summary.failed_candidates.append(
+            FailedCandidate(
+                file=task.source.path,
+                session=task.source.session,
+                stage="write",
+                reason=f"{type(exc).__name__}: {exc}",
+                task_id=task.id,
+            )
+        )
+        return
+    if written:
+        summary.written += 1
+    else:
+        summary.existing += 1
+    per = summary.candidates.setdefault(task.source.harness, {})
+    per[task.family] = per.get(task.family, 0) + 1
+    _funnel(summary, task.source.harness).candidates += 1

@@ -8,6 +8,7 @@ a :class:`~trajforge.errors.RecordError` naming the file and the field.
 from __future__ import annotations
 
 import hashlib
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -24,6 +25,45 @@ ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
 Family = Literal["build", "extend", "repair", "qa", "data"]
 Outcome = Literal["accepted", "rejected", "error", "timeout"]
 VerifierKind = Literal["command", "tests", "answer", "none"]
+
+
+class Reason(StrEnum):
+    """Closed set of reasons a session episode or a candidate does not become a task.
+
+    Triage (reconstruct) drops episodes for the first group; validation and the environment
+    stages reject candidates for the second. Reports group by these values.
+    """
+
+    HARNESS_INJECTED = "harness_injected"
+    """The user-role text was written by the harness or the environment, not by a person."""
+    HARNESS_ERROR = "harness_error"
+    """The episode ended in an API or harness failure (timeout, login, quota, overload...)."""
+    NOT_SELF_CONTAINED = "not_self_contained"
+    """The request cannot be understood without the session (acks, unresolved references)."""
+    LIVE_STATE = "live_state"
+    """The deliverable depends on state outside the workspace (hosts, machine, accounts)."""
+    CONVERSATION = "conversation"
+    """Opinion, planning or explanation with nothing checkable (qa)."""
+    NO_DELIVERABLE = "no_deliverable"
+    """An action request that changed no workspace file and asked for no information."""
+    DELEGATED = "delegated"
+    """Work was done by a sub-agent whose own tool calls the session does not record."""
+    DUPLICATE = "duplicate"
+    """The same question or answer as a task already kept."""
+    REPO_NOT_FOUND = "repo_not_found"
+    """The session's repository is not among the checkouts given."""
+    COMMIT_AMBIGUOUS = "commit_ambiguous"
+    """No commit of the repository matches what the session read well enough."""
+    WORKSPACE_INCOMPLETE = "workspace_incomplete"
+    """Files the task needs could not be recovered."""
+    ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
+    """A toolchain or registry the task needs cannot be had here."""
+    ENVIRONMENT_BUILD_FAILED = "environment_build_failed"
+    """Installing the task's dependencies failed."""
+    ORACLE_FAILS = "oracle_fails"
+    """The completed workspace does not pass the task's own check."""
+    NO_VERIFIER = "no_verifier"
+    """Nothing can check the deliverable (no tests, no check command, no answer key)."""
 
 
 class Record(BaseModel):
@@ -245,6 +285,58 @@ class Provenance(BaseModel):
     """Configuration that influenced the output."""
 
 
+class TriageDrop(BaseModel):
+    """An episode of a session that triage did not make a candidate of, and why."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    harness: str
+    """Harness of the session."""
+    session: str
+    """Session id."""
+    file: str
+    """Input file."""
+    line: int
+    """Source line (or record index) of the episode's first event."""
+    events: tuple[int, int]
+    """First and last event index of the episode."""
+    reason: Reason
+    """Closed reason."""
+    detail: str
+    """What exactly triggered it (a pattern matched, a command, a path)."""
+    text: str
+    """The request, shortened (scrubbed)."""
+
+
+FactKind = Literal["number", "identifier", "path", "polarity"]
+
+
+class Fact(BaseModel):
+    """One checkable fact of a recorded answer, grounded in the workspace or a command's output."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: FactKind
+    """number (with unit), identifier (code name, value), path (file or folder), polarity."""
+    value: str
+    """As written in the recorded answer (``8``, ``MAX_WORKERS``, ``pool/settings.py``, ``yes``)."""
+    grounded_in: str
+    """Where it was found: ``file:PATH`` or ``output:COMMAND`` (polarity: the fact it rests on)."""
+
+
+class AnswerKey(BaseModel):
+    """What a qa answer must state: the grounded facts the question asks for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    required: tuple[Fact, ...]
+    """Every one must be stated (numbers by value, words accepted); none may be contradicted."""
+    others: tuple[Fact, ...] = ()
+    """Further grounded facts of the recorded answer (context; not required)."""
+    focus: tuple[FactKind, ...] = ()
+    """Kinds of fact the question asks for, read off its wording."""
+
+
 class Task(Record):
     """A candidate (validation pending) or accepted task: ``OUT/tasks/<id>/task.json``.
 
@@ -268,6 +360,8 @@ class Task(Record):
     """Folder holding the completed files (None for qa)."""
     answer: str | None = None
     """Expected answer for qa tasks."""
+    answer_key: AnswerKey | None = None
+    """Reconstructed qa tasks: the grounded facts an answer must state (None: value checker)."""
     verifier: Verifier
     """How the task is checked."""
     validation: Validation = Field(default_factory=Validation)
@@ -280,6 +374,108 @@ class Task(Record):
     """Folders holding the session's own failed intermediate workspaces (wrong attempts)."""
     provenance: Provenance = Field(default_factory=Provenance)
     """Toolkit version and config."""
+
+
+class TestSets(BaseModel):
+    """The tests a build / extend / repair solution is scored on (fail-to-pass rewards)."""
+
+    __test__ = False  # not a pytest test class
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fail_to_pass: tuple[str, ...] = ()
+    """Tests that fail on the starting workspace and pass on the oracle: all must pass."""
+    pass_to_pass: tuple[str, ...] = ()
+    """Tests that pass on the starting workspace and on the oracle: none may break."""
+
+
+MutantVerdict = Literal["killed", "survived", "equivalent", "unknown"]
+
+
+class MutantNote(BaseModel):
+    """One mutant the hidden tests let through, and what was found out about it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """Mutant id (``m3``), as in ``controls.mutants.items``."""
+    description: str
+    """What the fault changes and where."""
+    verdict: MutantVerdict
+    """equivalent: behaves as the oracle on every exercised input (not counted); killed: by a
+    test derived from the oracle; survived: counted against the kill rate."""
+    evidence: str
+    """Why: the inputs compared, the input it differs on, whether its line ran."""
+
+
+class MutantSummary(BaseModel):
+    """The injected-fault control of one task: counts, kill rate and its Wilson interval."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total: int
+    """Mutants run."""
+    killed: int
+    """Killed by a kept hidden test (mined, teacher-written or derived from the oracle)."""
+    killed_by_derived: int
+    """Of ``killed``, those only a test derived from the oracle kills."""
+    survived: int
+    """Not killed and not shown equivalent: counted against the kill rate."""
+    equivalent: int
+    """Behave as the oracle on every exercised input: left out of the kill rate."""
+    unknown: int
+    """Timed out or errored: neither killed nor survived."""
+    kill_rate: float | None
+    """killed / (killed + survived); None when no mutant was decided."""
+    wilson_low: float
+    """Lower end of the Wilson interval of the kill rate."""
+    wilson_high: float
+    """Upper end of the Wilson interval of the kill rate."""
+    z: float
+    """z of the interval (1.96: 95 %)."""
+    equivalents: tuple[MutantNote, ...] = ()
+    """The equivalent mutants, each with its evidence."""
+    survivors: tuple[MutantNote, ...] = ()
+    """The counted survivors, each with its evidence."""
+
+
+DerivedSource = Literal["mined", "instruction", "session"]
+
+
+class DerivedTest(BaseModel):
+    """One hidden test derived from the oracle's behaviour on an exercised input."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """Test function name in the derived test file."""
+    call: str
+    """The call it makes, as code (``top_words('y x y x z', 1)``)."""
+    module: str
+    """Module the function is imported from."""
+    source: DerivedSource
+    """Where the input came from: a hidden test's call, the instruction, the session."""
+    origin: str
+    """The hidden test that made the call, ``instruction``, or the session command."""
+    kills: tuple[str, ...]
+    """Ids of the surviving mutants it fails on."""
+
+
+class DerivedTests(BaseModel):
+    """Tests derived from the oracle for one task, and the inputs they were chosen from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str | None = None
+    """The derived test file among the hidden tests (None: none kept)."""
+    tests: tuple[DerivedTest, ...] = ()
+    """Kept tests."""
+    inputs: dict[str, int] = Field(default_factory=dict)
+    """Exercised inputs observed, per source (mined / instruction / session)."""
+    dropped: int = 0
+    """Candidate tests dropped: flaky or passing on the oracle's stub or on no survivor."""
+    notes: tuple[str, ...] = ()
+    """Why no test was derived, when none was (the check names its test files; not Python)."""
 
 
 def canonical_json(data: Any) -> bytes:

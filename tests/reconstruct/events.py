@@ -73,3 +73,9 @@ class Script:
         cid = self._call("shell", "bash", command=command)
         self._result(cid, "shell", text=output, exit_code=exit_code, is_error=exit_code != 0)
         return self
+
+    def tool(self, tool: str, output: str = "", **arguments: object) -> Script:
+        """A call of a harness tool replay does not model (Task, webfetch, todowrite)."""
+        cid = self._call("other", tool, arguments=arguments)
+        self._result(cid, "other", text=output)
+        return self

@@ -12,7 +12,7 @@ PYTEST = "python3 -m pytest -q"
 
 
 def _families(s: Script) -> list[str]:
-    return sorted(c.family for c in candidates(s.events, replay(s.events, "/w")))
+    return sorted(c.family for c in candidates(s.events, replay(s.events, "/w")).candidates)
 
 
 def test_build_from_empty_start() -> None:
@@ -24,7 +24,7 @@ def test_build_from_empty_start() -> None:
         .shell(PYTEST, 0)
         .say("done")
     )
-    found = candidates(s.events, replay(s.events, "/w"))
+    found = candidates(s.events, replay(s.events, "/w")).candidates
     assert [c.family for c in found] == ["build"]
     build = found[0]
     assert build.command == PYTEST and build.tests == ("test_calc.py",)
@@ -35,7 +35,7 @@ def test_build_from_empty_start() -> None:
 def test_extend_changes_existing_code() -> None:
     s = (
         Script()
-        .user("add sub")
+        .user("add a sub(a, b) function to calc.py")
         .read("calc.py", "def add(a, b):\n    return a + b\n")
         .read("util.py", "X = 1\n")
         .read("README.md", "calc\n")
@@ -58,7 +58,7 @@ def test_repair_per_fail_pass_pair_with_probes() -> None:
         .say("fixed")
     )
     state = replay(s.events, "/w")
-    repairs = [c for c in candidates(s.events, state) if c.family == "repair"]
+    repairs = [c for c in candidates(s.events, state).candidates if c.family == "repair"]
     assert len(repairs) == 1
     repair = repairs[0]
     assert repair.start.files == {"m.py": "v = 0\n"}
@@ -90,10 +90,33 @@ def test_two_pairs_give_two_repairs() -> None:
 
 
 def test_qa_when_nothing_changes() -> None:
-    s = Script().user("what is the total?").read("d.csv", "a\n1\n2\n").say("The total is 3.")
-    found = candidates(s.events, replay(s.events, "/w"))
+    s = (
+        Script()
+        .user("what is the total of column a in d.csv?")
+        .read("d.csv", "a\n1\n2\n")
+        .shell(
+            "python3 -c 'print(sum(int(x) for x in open(\"d.csv\").read().split()[1:]))'", 0, "3\n"
+        )
+        .say("The total is 3.")
+    )
+    found = candidates(s.events, replay(s.events, "/w")).candidates
     assert [c.family for c in found] == ["qa"]
     assert found[0].answer == "The total is 3." and found[0].start.files == {"d.csv": "a\n1\n2\n"}
+    assert found[0].answer_key is not None
+    assert [(f.kind, f.value) for f in found[0].answer_key.required] == [("number", "3")]
+    assert found[0].answer_key.required[0].grounded_in.startswith("output:python3 -c")
+
+
+def test_a_computed_answer_no_command_printed_is_not_grounded() -> None:
+    s = Script().user("what is the total of column a in d.csv?").read("d.csv", "a\n1\n2\n")
+    found = candidates(s.say("The total is 3.").events, replay(s.events, "/w"))
+    assert found.candidates == []
+    assert [(d.reason, d.detail) for d in found.drops] == [
+        (
+            "conversation",
+            "the answer states no fact grounded in the workspace or a re-runnable command",
+        )
+    ]
 
 
 def test_episodes_split_on_user_messages() -> None:

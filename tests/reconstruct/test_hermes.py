@@ -177,7 +177,7 @@ def test_failed_trajectory_keeps_the_cut_off_run() -> None:
     assert session.skipped["harness_notice"] == 1
     assert all("maximum number of tool-calling" not in e.text for e in session.events)
     state = replay(session.events, session.header.cwd)
-    assert [c.family for c in candidates(session.events, state)] == ["build"]
+    assert [c.family for c in candidates(session.events, state).candidates] == ["build"]
 
 
 def test_session_snapshot_matches_trajectory() -> None:

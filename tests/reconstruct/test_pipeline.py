@@ -82,11 +82,24 @@ def test_corpus_reports_unrecoverable_files(
 
 
 def test_every_fixture_harness_yields_every_family(tmp_path: Path) -> None:
+    for harness in ("pi", "opencode", "hermes", "claude-code", "codex"):
+        summary = pipeline.run([FIXTURES / harness], tmp_path / harness)
+        assert summary.exit_code() == 0, summary.warnings
+        assert set(summary.candidates[harness]) >= FAMILIES, f"{harness}: {summary.candidates}"
+
+
+def test_the_same_question_from_every_harness_is_one_task(tmp_path: Path) -> None:
+    """Each harness's fixtures play the same qa scenario: in one run it becomes one task, the
+    other copies counted as duplicates of it."""
     summary = pipeline.run([FIXTURES], tmp_path)
     assert summary.exit_code() == 0, summary.warnings
     assert set(summary.sessions) == {"pi", "opencode", "hermes", "claude-code", "codex"}
-    for harness, families in summary.candidates.items():
-        assert set(families) >= FAMILIES, f"{harness}: {families}"
+    qa = [t for t in _tasks(tmp_path).values() if t.family == "qa"]
+    assert len(qa) == 1 and qa[0].answer_key is not None
+    duplicates = [d for d in summary.dropped if d.reason == "duplicate"]
+    assert len(duplicates) >= 4 and all(qa[0].id in d.detail for d in duplicates)
+    answers = [t.answer for t in _tasks(tmp_path).values() if t.answer]
+    assert len(answers) == len(set(answers))
 
 
 def test_fixture_tasks_have_the_scenario_files(tmp_path: Path) -> None:

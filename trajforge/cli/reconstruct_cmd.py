@@ -76,6 +76,7 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
         per = summary.candidates.get(harness, {})
         table.add_row(harness, str(count), *(str(per.get(f, 0)) for f in families))
     out.print(table)
+    _print_triage(summary)
     out.print(
         f"tasks written: {summary.written} (already present: {summary.existing})"
         f" → {output / 'tasks'}"
@@ -99,3 +100,19 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
 
 def register(app: typer.Typer) -> None:
     app.command("reconstruct")(reconstruct)
+
+
+def _print_triage(summary: pipeline.ReconstructSummary) -> None:
+    """Episodes triage dropped, per harness and reason, and the turns it merged."""
+    reasons = sorted({r for c in summary.triage.values() for r in c.dropped})
+    if not reasons and not any(c.merged for c in summary.triage.values()):
+        return
+    table = Table(title="triage: episodes that are not tasks, by reason")
+    table.add_column("harness")
+    table.add_column("merged", justify="right")
+    for reason in reasons:
+        table.add_column(reason.replace("_", " "), justify="right")
+    for harness, counts in sorted(summary.triage.items()):
+        cells = (str(counts.dropped.get(r, 0)) for r in reasons)
+        table.add_row(harness, str(counts.merged), *cells)
+    out.print(table)

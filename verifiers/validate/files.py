@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from trajforge.records import Task, canonical_json, sha256_hex
+from trajforge.taskdir import TASK_FILE, write_atomic
 
-TASK_FILE = "task.json"
+__all__ = ["TASK_FILE", "write_atomic"]
 
 
 def read_tree(root: Path) -> dict[str, str]:
@@ -76,13 +76,3 @@ def content_hash(task_dir: Path, task: Task, folders: Iterable[str]) -> str:
 def cache_key(files_hash: str, config: Mapping[str, object], backend: str) -> str:
     """Key of a validation result: the task's files, the settings and the sandbox backend."""
     return sha256_hex(canonical_json({"files": files_hash, "config": config, "backend": backend}))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace``."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)

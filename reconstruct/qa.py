@@ -1,0 +1,88 @@
+"""Genuine qa candidates: a question, an answer stating facts, the facts grounded.
+
+A thread that changed no file is a qa candidate only when (a) its request asks for
+information, (b) its final answer states checkable facts rather than reporting actions, and
+(c) those facts appear in the starting workspace or in the output of a command that can be
+re-run on it. Otherwise it is dropped as ``no_deliverable``, ``conversation`` or
+``live_state``. The grounded facts the question asks for become the task's answer key.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct.facts import Grounds, answer_key
+from trajforge.reconstruct.shell import is_mutating
+from trajforge.reconstruct.triage_live import live_command, machine_reader
+from trajforge.records import AnswerKey, Event, Reason
+
+MACHINE_PATH = re.compile(
+    r"(?:^|[\s'\"=(])(?:~/|~$|/Users/|/home/|/root\b|/etc/|/var/|/opt/|/Applications\b|"
+    r"/Library\b|/System\b|/proc/|/sys/|[A-Z]:\\)"
+)
+"""Paths that name the machine, not the workspace: a command reading them is not re-runnable."""
+
+
+@dataclass(frozen=True)
+class QaVerdict:
+    """The answer key of a genuine qa thread, or why it is not one."""
+
+    key: AnswerKey | None
+    reason: Reason | None = None
+    detail: str = ""
+
+
+def _outputs(events: Sequence[Event], first: int, last: int) -> tuple[dict[str, str], bool]:
+    """Re-runnable shell commands of the range → output; and whether the machine was read."""
+    calls: dict[str, str] = {}
+    outputs: dict[str, str] = {}
+    read_machine = False
+    for event in events[first : last + 1]:
+        if event.kind == "tool_call" and event.tool_kind == "shell" and event.call_id:
+            calls[event.call_id] = event.command or ""
+        elif event.kind == "tool_result" and event.call_id in calls:
+            command = calls.pop(event.call_id or "")
+            if machine_reader(command) or live_command(command) or MACHINE_PATH.search(command):
+                read_machine = True
+            elif not is_mutating(command) and not event.is_error:
+                outputs[command] = event.text
+    return outputs, read_machine
+
+
+def judge_qa(
+    events: Sequence[Event], first: int, last: int, request: str, answer: str,
+    files: dict[str, str],
+) -> QaVerdict:  # fmt: skip
+    """Whether a thread without file changes is a genuine question with a grounded answer."""
+    if not answer:
+        return QaVerdict(None, Reason.NO_DELIVERABLE, "no file changed and no final answer")
+    if not rules.QUESTION.search(request):
+        return QaVerdict(
+            None, Reason.NO_DELIVERABLE, "asks for an action, but no workspace file changed"
+        )
+    if (m := rules.NOT_CHECKABLE_REQUEST.search(request)) is not None:
+        return QaVerdict(
+            None, Reason.CONVERSATION, f"asks for advice, opinion or a plan ({m.group(0)!r})"
+        )
+    if (m := rules.CHAT_ANSWER.match(answer)) is not None:
+        return QaVerdict(
+            None, Reason.CONVERSATION, f"the answer converses ({m.group(0).strip()!r})"
+        )
+    if (m := rules.ACTION_ANSWER.match(answer)) is not None:
+        return QaVerdict(
+            None, Reason.CONVERSATION, f"the answer reports actions ({m.group(0).strip()!r})"
+        )
+    outputs, read_machine = _outputs(events, first, last)
+    key = answer_key(request, answer, Grounds(files, outputs))
+    if key is None or len(key.required) < rules.MIN_REQUIRED_FACTS:
+        if read_machine:
+            return QaVerdict(None, Reason.LIVE_STATE, "the answer rests on the machine's state")
+        return QaVerdict(
+            None,
+            Reason.CONVERSATION,
+            "the answer states no fact grounded in the workspace or a re-runnable command",
+        )
+    return QaVerdict(key)

@@ -1,0 +1,353 @@
+"""Triage: which episodes of a session are tasks at all.
+
+A session's user turns are cleaned of what the harness wrapped around them; turns that are
+only harness text, and acknowledgements or continuations ("ok", "continue", "try again"), are
+folded into the thread they continue, so a thread is the person's request with its follow-ups
+and all the work they led to. Each thread is then kept, or dropped with one
+:class:`~trajforge.records.Reason` and a precise detail. Every rule's words and thresholds live
+in :mod:`.triage_rules`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.triage_live import live_reason
+from trajforge.records import Event, Reason
+
+PREVIEW = 160
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user message, cleaned."""
+
+    index: int
+    """Event index."""
+    raw: str
+    """The text as recorded."""
+    text: str
+    """What the person wrote, harness wrappers cut out ('' when there was nothing else)."""
+    attachment: bool
+    """It refers to a file attached from outside the workspace."""
+
+
+@dataclass
+class Thread:
+    """A request, its follow-ups and the work they led to."""
+
+    first: int
+    """Event index of the request."""
+    last: int
+    """Last event index of the thread."""
+    request: str
+    """The person's request (cleaned)."""
+    follow_ups: list[str] = field(default_factory=list)
+    """Later turns of the same thread that add to it (clarifications are not merged)."""
+    merged: int = 0
+    """Acknowledgements, continuations and harness turns folded in."""
+    approvals: list[int] = field(default_factory=list)
+    """Event indices of acks that approved an assistant proposal."""
+    attachment: bool = False
+    """A turn of it refers to an attached file."""
+
+    @property
+    def instruction(self) -> str:
+        return self.request
+
+
+@dataclass(frozen=True)
+class Drop:
+    """An episode that is not a task, and why."""
+
+    reason: Reason
+    """Closed reason."""
+    first: int
+    """First event index."""
+    last: int
+    """Last event index."""
+    detail: str
+    """What exactly triggered the reason."""
+    text: str
+    """The request (shortened), for the report."""
+
+
+@dataclass
+class Triage:
+    """A session's threads and the episodes dropped before they became candidates."""
+
+    threads: list[Thread]
+    drops: list[Drop]
+    merged: int
+
+
+def clean(text: str) -> Turn:
+    """Cut harness wrappers out of one user message (index filled in by the caller)."""
+    raw = text
+    body = rules.CODEX_REQUEST.sub("", text)
+    body = rules.WRAPPED_BLOCKS.sub("", body)
+    attachment = bool(rules.ATTACHMENT.search(body))
+    while (m := rules.GATEWAY_PREFIX.match(body)) is not None:
+        attachment = attachment or m.group("kind") != "action"
+        body = body[m.end() :]
+    body = body.strip()
+    if _injected(body) or rules.SLASH_COMMAND.match(body):
+        body = ""
+    return Turn(-1, raw, body, attachment)
+
+
+def _injected(body: str) -> bool:
+    if rules.INJECTED_MESSAGES.match(body):
+        return True
+    if len(rules.TRANSCRIPT_MARK.findall(body)) >= rules.TRANSCRIPT_MARKS:
+        return True
+    return len(rules.SUMMARY_SHAPE.findall(body)) >= rules.SUMMARY_HEADINGS
+
+
+WORDS = re.compile(r"[A-Za-z']+")
+
+
+def is_ack(text: str) -> bool:
+    """An acknowledgement, continuation or greeting: nothing a task could be made of."""
+    words = [w.lower().strip("'") for w in WORDS.findall(text)]
+    if not words:
+        return True  # "2", "^", "...", "👍"
+    if len(words) <= rules.ACK_MAX_WORDS and all(w in rules.ACK_WORDS for w in words):
+        return True
+    last = re.split(r"(?<=[.!?\n])\s+", text.strip())[-1]
+    return bool(rules.CONTINUATION_TAIL.match(last)) and len(words) <= 2 * rules.ACK_MAX_WORDS
+
+
+def _turns(events: Sequence[Event]) -> list[Turn]:
+    turns = []
+    for index, event in enumerate(events):
+        if event.kind == "user" and event.text.strip():
+            turn = clean(event.text)
+            turns.append(Turn(index, turn.raw, turn.text, turn.attachment))
+    return turns
+
+
+def _last_assistant(events: Sequence[Event], first: int, last: int) -> str:
+    for event in reversed(events[first : last + 1]):
+        if event.kind == "assistant" and event.text.strip():
+            return event.text.strip()
+    return ""
+
+
+def threads_of(events: Sequence[Event]) -> Triage:
+    """Fold a session's turns into threads; harness-only turns without a thread are drops."""
+    turns = _turns(events)
+    threads: list[Thread] = []
+    drops: list[Drop] = []
+    merged = 0
+    for n, turn in enumerate(turns):
+        last = turns[n + 1].index - 1 if n + 1 < len(turns) else len(events) - 1
+        current = threads[-1] if threads else None
+        if not turn.text or is_ack(turn.text):
+            reason = Reason.HARNESS_INJECTED if not turn.text else Reason.NOT_SELF_CONTAINED
+            if current is None:
+                detail = "harness text" if not turn.text else "a continuation with nothing before"
+                drops.append(Drop(reason, turn.index, last, detail, _preview(turn.raw)))
+                continue
+            before = _last_assistant(events, current.first, turn.index)
+            if turn.text and rules.PROPOSAL.search(before):
+                current.approvals.append(turn.index)
+            current.last = last
+            current.merged += 1
+            current.attachment = current.attachment or turn.attachment
+            merged += 1
+            continue
+        quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index))
+        if quoted is not None and threads:
+            drops.append(
+                Drop(Reason.NOT_SELF_CONTAINED, turn.index, last, quoted, _preview(turn.raw))
+            )
+            continue
+        threads.append(Thread(turn.index, last, turn.text, attachment=turn.attachment))
+    return Triage(threads, drops, merged)
+
+
+def _quotes(text: str, before: str) -> str | None:
+    """The request quotes the assistant's last message back at it (a reply, not a request)."""
+    said = {_flat(line) for line in before.splitlines()}
+    for line in text.splitlines():
+        flat = _flat(line).lstrip("-+> ").strip()
+        if len(flat) >= rules.QUOTE_CHARS and any(flat in s for s in said):
+            return f"quotes the assistant's last message ({flat[:40]!r}…)"
+    return None
+
+
+def _flat(line: str) -> str:
+    return " ".join(line.replace("`", "").replace("*", "").split())
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
+
+
+def answer_of(events: Sequence[Event], thread: Thread) -> str:
+    """The thread's final assistant message ('' when there is none)."""
+    return _last_assistant(events, thread.first, thread.last)
+
+
+def harness_error(answer: str) -> str | None:
+    """The failure a short final message reports, or None."""
+    if len(answer) > rules.ERROR_ANSWER_CHARS:
+        return None
+    m = rules.HARNESS_ERRORS.search(answer)
+    return m.group(0) if m else None
+
+
+# --- self-contained requests -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A request with its ``@path`` references and host paths made workspace-relative."""
+
+    text: str
+    """The rewritten request."""
+    problem: str | None
+    """Why it cannot stand alone, or None."""
+
+
+def resolve(text: str, root: str | None, known: Iterable[str], later: bool = False) -> Resolved:
+    """Resolve ``@path`` mentions against the session's files and rewrite host paths."""
+    paths = set(known)
+    dirs = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
+    problem = None
+
+    def at(m: re.Match[str]) -> str:
+        nonlocal problem
+        ref = m.group("ref")
+        rel = _relative(ref, root)
+        if rel is not None and (rel.rstrip("/") in paths or rel.rstrip("/") in dirs):
+            return f"`{rel}`"
+        if "/" not in ref and "." not in ref:
+            problem = problem or f"names the harness agent or tool @{ref}"
+        else:
+            problem = problem or f"@{ref} is not a file the session's workspace holds"
+        return m.group(0)
+
+    rewritten = rules.AT_MENTION.sub(at, text)
+    rewritten = _host_paths(rewritten, root)
+    if problem is None:
+        problem = _outside_paths(rewritten)
+    if problem is None:
+        problem = _dangling(rewritten, later)
+    return Resolved(rewritten, problem)
+
+
+def _relative(ref: str, root: str | None) -> str | None:
+    try:
+        return confine(ref, root)
+    except PathViolation:
+        return None
+
+
+def _host_paths(text: str, root: str | None) -> str:
+    """``/Users/me/proj/src/a.py`` → ``src/a.py`` (and the Windows spelling)."""
+    if not root:
+        return text
+    for spelling in {root, root.replace("/", "\\")}:
+        sep = "\\" if "\\" in spelling else "/"
+        text = text.replace(spelling.rstrip(sep) + sep, "").replace(spelling, ".")
+    return text
+
+
+HOME_PATH = re.compile(r"(?:~|/Users/[^/\s]+|/home/[^/\s]+|[A-Z]:\\Users\\[^\\\s]+)[/\\]\S+")
+
+
+def _outside_paths(text: str) -> str | None:
+    m = HOME_PATH.search(text)
+    return f"refers to {m.group(0)}, outside the workspace" if m else None
+
+
+def body(text: str) -> str:
+    """The request without the chat openers in front of it ("ok, oh, so, …")."""
+    while (m := rules.CHAT_OPENER.match(text)) is not None:
+        text = text[m.end() :]
+    return text
+
+
+def _dangling(text: str, later: bool) -> str | None:
+    """A request that cannot be read alone: too short, pasted output, pointing back."""
+    lines = text.splitlines()
+    prose = "\n".join(line for line in lines if not _pasted(line))
+    words = WORDS.findall(prose)
+    if len(words) < rules.MIN_REQUEST_WORDS:
+        return f"too short to state a task ({len(words)} word(s))"
+    if (m := rules.BACK_REFERENCE.search(prose)) is not None:
+        return f"refers to the conversation ({m.group(0)!r})"
+    if len(prose.strip()) < len(text.strip()) and len(words) < rules.MIN_PROSE_WORDS:
+        return f"pasted output with little request around it ({len(words)} word(s))"
+    return _points_back(prose, later, len(words) <= rules.SHORT_REQUEST_WORDS)
+
+
+def _points_back(prose: str, later: bool, short: bool) -> str | None:
+    """A later turn that corrects the assistant, or a short one that points back."""
+    if later:
+        while (m := rules.CHAT_OPENER.match(prose)) is not None:
+            if rules.CORRECTION.match(m.group(0)):
+                return f"answers the assistant ({m.group(0).strip()!r}…)"
+            prose = prose[m.end() :]  # "ok, …" / "oh, …": judge what follows
+    if rules.DEPENDENT_START.match(prose):
+        return "continues the previous turn"
+    anchored = bool(rules.ANCHOR.search(prose))
+    if short and (m := rules.STRONG_DEICTIC.search(prose)) is not None:
+        return f"refers back ({m.group(0)!r})"
+    if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:
+        return f"refers back ({m.group(0)!r}) without naming what"
+    if later and short and not anchored and not rules.QUESTION.search(prose):
+        return "a short follow-up that names no file, identifier or value"
+    return None
+
+
+def _pasted(line: str) -> bool:
+    return bool(rules.PASTED_LINE.match(line))
+
+
+def judge(
+    events: Sequence[Event], thread: Thread, root: str | None, known: Iterable[str],
+    changed: Callable[[int, int], bool], later: bool,
+) -> tuple[Drop | None, str]:  # fmt: skip
+    """(the drop, or None) and the thread's self-contained request.
+
+    ``changed(a, b)``: whether the workspace's files differ between two event indices.
+    ``later``: not the session's first thread (a later turn that answers the assistant is
+    steering, not a request).
+    """
+    answer = answer_of(events, thread)
+    resolved = resolve(thread.request, root, known, later)
+    preview = _preview(thread.request)
+
+    def drop(reason: Reason, detail: str) -> tuple[Drop, str]:
+        return Drop(reason, thread.first, thread.last, detail, preview), resolved.text
+
+    if (error := harness_error(answer)) is not None:
+        return drop(Reason.HARNESS_ERROR, f"the episode ends in a harness failure: {error!r}")
+    if thread.attachment:
+        return drop(Reason.LIVE_STATE, "refers to a file attached from outside the workspace")
+    edits = changed(thread.first, thread.last)
+    live = live_reason(events, thread.first, thread.last, thread.request, root, edits)
+    if live is not None:
+        return drop(*live)
+    if resolved.problem is not None:
+        return drop(Reason.NOT_SELF_CONTAINED, resolved.problem)
+    request = body(resolved.text)
+    question = rules.QUESTION.search(request)
+    if edits and question and not rules.POLITE_REQUEST.match(request):
+        return drop(Reason.NOT_SELF_CONTAINED, "a question, not a request for the change made")
+    for index in thread.approvals:
+        if changed(index, thread.last):
+            return drop(
+                Reason.NOT_SELF_CONTAINED,
+                f"an ack at event {index} approved work the assistant proposed; the request "
+                "does not state it",
+            )
+    return None, resolved.text
