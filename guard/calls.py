@@ -81,19 +81,33 @@ def call_effects(
                    whole=True)  # fmt: skip
     elif (name in EDIT_TOOLS or name in PATCH_TOOLS) and path:
         walker.add("write", walker.path(path), detail=_edit_text(arguments))
-    elif name in SEARCH_TOOLS:
-        walker.add("read", walker.path(path or "."), detail=_search_detail(arguments), tree=True)
-    elif name in LIST_TOOLS:
-        pattern = _str(arguments, ("pattern", "glob", "include"))
-        base = path or _str(arguments, ("directory", "dir")) or "."
-        target = posixpath.join(base, pattern) if pattern else base
-        walker.add("list", walker.path(target), tree=pattern is None)
+    elif name in SEARCH_TOOLS or name in LIST_TOOLS:
+        _lookup_call(walker, name, path, arguments)
     elif name in NET_TOOLS:
         target = _str(arguments, ("url", "query", "q", "uri")) or name
         walker.add("network", target, detail=_dump(arguments))
     else:
         walker.add("exec", tool, detail=_dump(arguments))
     return walker.effects
+
+
+def _lookup_call(
+    walker: ShellWalker, name: str, path: str | None, arguments: Mapping[str, Any]
+) -> None:
+    """Grep / Glob / list tools: what they read or list, and the name patterns they search."""
+    if name in SEARCH_TOOLS:
+        root = walker.path(path or ".")
+        walker.add("read", root, detail=_search_detail(arguments), tree=True)
+        glob = _str(arguments, ("glob", "include"))
+        if glob:
+            walker.add("search", root, detail=f"{name} {glob}")
+        return
+    pattern = _str(arguments, ("pattern", "glob", "include"))
+    base = path or _str(arguments, ("directory", "dir")) or "."
+    target = posixpath.join(base, pattern) if pattern else base
+    walker.add("list", walker.path(target), tree=pattern is None)
+    if pattern:
+        walker.add("search", walker.path(base), detail=f"{name} {pattern}")
 
 
 def _cwd(state: RolloutState, arguments: Mapping[str, Any]) -> str | None:

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from trajforge.guard.effects import EffectKind
+from trajforge.guard.effects import EffectKind, has_glob
 
 
 class Sink(Protocol):
@@ -52,6 +52,10 @@ class Sink(Protocol):
         """Text on the command's stdin when statically known (heredoc, decoded pipe)."""
         ...
 
+    def own_ref(self, name: str) -> bool:
+        """True for a git branch or tag the agent created in this rollout (or this command)."""
+        ...
+
 
 Handler = Callable[[Sink, str, list[str]], None]
 
@@ -73,8 +77,9 @@ EDITORS = frozenset({"vim", "vi", "nvim", "nano", "emacs", "ed", "code"})
 PATTERN_FIRST = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "awk", "gawk", "jq", "yq"})
 NET = frozenset({"curl", "wget", "http", "https", "httpie", "nc", "ncat", "netcat", "telnet"})
 NET_REMOTE = frozenset({"ssh", "scp", "sftp", "rsync", "ftp", "lftp"})
-PKG = frozenset({"pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "poetry", "pipx", "conda"})
-ENV_DUMPERS = frozenset({"env", "printenv"})
+PKG = frozenset(
+    {"pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "poetry", "pipx", "conda", "cargo"}
+)
 PRINTERS = frozenset({"echo", "printf", "print", "cat", "tee", "logger", "printenv"})
 
 
@@ -98,7 +103,18 @@ def operands(args: Sequence[str], with_value: frozenset[str] = frozenset()) -> l
 def _paths(sink: Sink, kind: EffectKind, words: Sequence[str], tree: bool = False) -> None:
     for word in words:
         if word and word != "-" and not word.startswith("/dev/"):
-            sink.add(kind, sink.path(word), tree=tree)
+            path = sink.path(word)
+            sink.add(kind, path, tree=tree)
+            if kind in ("read", "list") and has_glob(path):
+                _glob_search(sink, path)
+
+
+def _glob_search(sink: Sink, path: str) -> None:
+    """``ls ~/*/*.jsonl``: a glob looks names up under its fixed leading folder."""
+    parts = path.split("/")
+    fixed = next(i for i, part in enumerate(parts) if has_glob(part))
+    root = "/".join(parts[:fixed]) or "/"
+    sink.add("search", root, detail="glob " + "/".join(parts[fixed:]))
 
 
 def _reader(sink: Sink, prog: str, args: list[str]) -> None:
@@ -124,9 +140,14 @@ def _pattern_first(sink: Sink, prog: str, args: list[str]) -> None:
     )
     if not files and recursive:
         files = ["."]
+    from trajforge.guard.search import include_patterns
+
+    globs = include_patterns(args) if recursive else []
     for word in files:
         if word and not word.startswith("/dev/"):
             sink.add("read", sink.path(word), tree=recursive)
+            for pattern in globs:
+                sink.add("search", sink.path(word), detail=f"--include {pattern}")
 
 
 def _sed(sink: Sink, prog: str, args: list[str]) -> None:
@@ -171,25 +192,6 @@ def _copy_move(sink: Sink, prog: str, args: list[str]) -> None:
 
 def _lister(sink: Sink, prog: str, args: list[str]) -> None:
     _paths(sink, "list", operands(args) or ["."], tree="-R" in args or prog in ("tree", "du"))
-
-
-def _find(sink: Sink, prog: str, args: list[str]) -> None:
-    roots = []
-    for word in args:
-        if word.startswith(("-", "(", "!")):
-            break
-        roots.append(word)
-    roots = roots or ["."]
-    for root in roots:
-        sink.add("list", sink.path(root), tree=True)
-        if "-delete" in args:
-            sink.add("delete", sink.path(root), tree=True)
-    for flag in ("-exec", "-execdir", "-ok", "-okdir"):
-        if flag in args:
-            start = args.index(flag) + 1
-            end = next((i for i in range(start, len(args)) if args[i] in (";", "+", "\\;")), None)
-            inner = [roots[0] + "/*" if w == "{}" else w for w in args[start:end]]
-            sink.argv(inner, "find -exec")
 
 
 def _shell(sink: Sink, prog: str, args: list[str]) -> None:
@@ -254,30 +256,6 @@ def _prefix(sink: Sink, prog: str, args: list[str]) -> None:
         sink.argv(rest, prog)
 
 
-def _env(sink: Sink, prog: str, args: list[str]) -> None:
-    if prog == "printenv":
-        names = operands(args)
-        for name in names:
-            sink.add("env-dump", name, detail="printenv")
-        if not names:
-            sink.add("env-dump", "*", detail="printenv")
-        return
-    rest = list(args)
-    while rest and (rest[0].startswith("-") or "=" in rest[0]):
-        word = rest.pop(0)
-        if word in ("-u", "--unset") and rest:
-            sink.add("env-set", rest.pop(0), detail="unset")
-        elif word.startswith("--unset="):
-            sink.add("env-set", word.split("=", 1)[1], detail="unset")
-        elif "=" in word and not word.startswith("-"):
-            name, _, value = word.partition("=")
-            sink.add("env-set", name, detail=value)
-    if rest:
-        sink.argv(rest, "env")
-    else:
-        sink.add("env-dump", "*", detail=prog)
-
-
 def _xargs(sink: Sink, prog: str, args: list[str]) -> None:
     rest = operands(args, frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-a", "-E"}))
     placeholder = (
@@ -324,7 +302,9 @@ def _patch(sink: Sink, prog: str, args: list[str]) -> None:
         sink.add("write", sink.path("."), detail=" ".join([prog, *args]), tree=True)
 
 
+from trajforge.guard.envcmds import DUMP_OPTION_LETTERS, ENV_DUMPERS, _env, env_dump_builtin  # noqa: E402
 from trajforge.guard.remote import _git, _net, _package, _remote  # noqa: E402
+from trajforge.guard.search import LOCATES, _fd, _find, _locate  # noqa: E402
 
 HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(READERS, _reader),
@@ -345,8 +325,10 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(("patch", "applypatch", "apply_patch"), _patch),
     "sed": _sed,
     "gsed": _sed,
+    **dict.fromkeys(LOCATES, _locate),
     "find": _find,
-    "fd": _find,
+    "fd": _fd,
+    "fdfind": _fd,
     "xargs": _xargs,
     "git": _git,
     "dd": _dd,
@@ -361,8 +343,9 @@ def command_effects(sink: Sink, argv: Sequence[str]) -> None:
         return
     prog = argv[0].rsplit("/", 1)[-1] if "/" in argv[0] else argv[0]
     args = list(argv[1:])
-    if prog in ("set", "export", "declare", "typeset") and not operands(args):
-        sink.add("env-dump", "*", detail=" ".join(argv))
+    if prog in ("set", *DUMP_OPTION_LETTERS):
+        if env_dump_builtin(prog, args):
+            sink.add("env-dump", "*", detail=" ".join(argv))
         return
     handler = HANDLERS.get(prog)
     if handler is None and PYTHONS.match(prog):

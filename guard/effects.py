@@ -14,17 +14,18 @@ from typing import Literal
 EffectKind = Literal[
     "read",  # file content reaches the agent
     "list",  # names of files reach the agent (ls, find, glob)
+    "search",  # files are looked up by name pattern (target: root, detail: "-name PATTERN")
     "write",  # a file is created or changed (detail: new content when known)
     "delete",  # a file is removed
     "exec",  # a program runs (target: program name, detail: argv)
     "network",  # something leaves the machine (target: URL / host / index, detail: argv)
     "env-dump",  # environment variables reach the agent (target: name, or * for all)
     "env-set",  # an environment variable is set or unset (target: name, detail: value)
-    "git-history",  # git history beyond the working tree is read (detail: argv)
+    "git-history",  # git history beyond the working tree is read (detail: argv or ref kind)
     "unparsed",  # part of the call could not be understood (detail: why)
 ]
 EFFECT_KINDS: tuple[str, ...] = (
-    "read", "list", "write", "delete", "exec", "network", "env-dump", "env-set",
+    "read", "list", "search", "write", "delete", "exec", "network", "env-dump", "env-set",
     "git-history", "unparsed",
 )  # fmt: skip
 
@@ -64,6 +65,8 @@ class RolloutState:
     """Files read or edited before being written: they existed, so writing them is no creation."""
     files: dict[str, str] = field(default_factory=dict)
     """Content the agent wrote to files, so scripts it later runs can be analysed too."""
+    refs: set[str] = field(default_factory=set)
+    """Git branches and tags the agent created in this rollout (its own, never another ref)."""
 
 
 MAX_REMEMBERED_FILE = 200_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,13 @@ from trajforge.scrub import Scrubber
 log = logging.getLogger(__name__)
 _BUNDLES: dict[Path, Bundle] = {}
 ALLOW_REASON = "no rule matched"
+# User and password in a URL to a host reserved for documentation (RFC 2606: example.com /
+# .org / .net, *.example, *.test, *.invalid) are an example, never a live credential:
+# ``http://username:password@proxy.example.com:8080`` in a README is no literal secret.
+DOC_URL_CREDENTIALS = re.compile(
+    r"(?i)(?<=://)[^\s/@\"'<>]+@(?=(?:[\w-]+\.)*(?:example\.(?:com|org|net)|example|test|invalid)"
+    r"(?:[:/\s\"'<>]|$))"
+)
 
 
 def bundle_at(path: Path | None = None) -> Bundle:
@@ -178,7 +186,7 @@ class RuleDetector:
 
     def _secret_kinds(self, text: str) -> str:
         before = dict(self._scrub.counts)
-        self._scrub.text(text)
+        self._scrub.text(DOC_URL_CREDENTIALS.sub("", text))
         new = [k for k, n in self._scrub.counts.items() if n > before.get(k, 0)]
         return ", ".join(sorted(new))
 
@@ -207,6 +215,8 @@ class RuleDetector:
                 state.files[effect.target] = effect.detail
             if effect.kind == "delete":
                 state.created.discard(effect.target)
+            if effect.kind == "git-history" and effect.target == "create-ref":
+                state.refs.add(effect.detail.removeprefix("create-ref "))
 
     def _protected_tokens(self) -> tuple[str, ...]:
         tokens: list[str] = list(self.profile.source_ids)

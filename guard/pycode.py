@@ -10,9 +10,11 @@ else becomes ``*``.
 from __future__ import annotations
 
 import ast
+import re
 
 from trajforge.guard.commands import Sink
 from trajforge.guard.effects import EffectKind
+from trajforge.guard.pyenv import Taint, command_call, dotted, parent, usage
 
 UNKNOWN = "*"
 _READ_CALLS = {"read_text": "read", "read_bytes": "read", "open": "read", "iterdir": "list"}
@@ -27,8 +29,8 @@ _OS_CALLS: dict[str, EffectKind] = {
     "move": "delete", "rename": "delete", "replace": "delete", "glob": "list", "iglob": "list",
 }  # fmt: skip
 _TWO_PATH = frozenset({"copy", "copyfile", "copy2", "copytree", "move", "rename", "replace"})
-_SHELL_CALLS = frozenset({"system", "popen", "run", "call", "check_call", "check_output", "Popen",
-                          "getoutput", "getstatusoutput"})  # fmt: skip
+ENV_MARKER = re.compile(r"\$\{(\w+)\}")
+_SEPARATORS = re.compile(r"&&|\|\||[;|&\n(]")
 _NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "request", "Request"})
 
 
@@ -46,30 +48,56 @@ class _Visitor(ast.NodeVisitor):
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
         self.names: dict[str, str] = {}
+        self.taint = Taint()
+        self.command_mode = False
+        """True while a subprocess command is evaluated (environment reads become ${NAME})."""
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.string(node.value)
         for target in node.targets:
             if isinstance(target, ast.Name) and value is not None:
                 self.names[target.id] = value
+        self.taint.forget(node)
         self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.taint.forget(node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        key = self.taint.names.get(node.id)
+        if key is not None and isinstance(node.ctx, ast.Load):
+            self._env_value(node, key)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if node.attr == "environ" and _dotted(node.value) == "os":
             self._environ(node)
         self.generic_visit(node)
 
+    def _env_value(self, node: ast.AST, key: str) -> None:
+        """Environment value ``key`` (``*``: all of it) read at ``node``: printed, used, checked."""
+        use, statement = usage(node)
+        if use == "assign" and statement is not None:
+            self.taint.bind(statement, key)
+        elif use != "command":  # a command's words are judged by the shell analysis
+            self.sink.add("env-dump", key, detail=f"python {use}")
+
     def _environ(self, node: ast.Attribute) -> None:
-        parent = getattr(node, "_guard_parent", None)
-        if isinstance(parent, ast.Subscript):
-            key = self.string(parent.slice)
-            self.sink.add("env-dump", key or UNKNOWN, detail="python os.environ[]")
-        elif isinstance(parent, ast.Attribute) and parent.attr in ("get", "setdefault", "pop"):
-            call = getattr(parent, "_guard_parent", None)
-            key = self.string(call.args[0]) if isinstance(call, ast.Call) and call.args else None
-            self.sink.add("env-dump", key or UNKNOWN, detail=f"python os.environ.{parent.attr}")
-        else:
-            self.sink.add("env-dump", "*", detail="python os.environ")
+        up = parent(node)
+        if isinstance(up, ast.Subscript) and up.value is node:
+            key = self.string(up.slice) or UNKNOWN
+            if isinstance(up.ctx, ast.Load):
+                self._env_value(up, key)
+            else:
+                self.sink.add("env-set", key, detail="python os.environ[]")
+        elif isinstance(up, ast.Attribute) and up.attr in ("get", "setdefault", "pop"):
+            call = parent(up)
+            name = self.string(call.args[0]) if isinstance(call, ast.Call) and call.args else None
+            self._env_value(call if isinstance(call, ast.Call) else up, name or UNKNOWN)
+        elif isinstance(up, ast.Compare) and node in up.comparators:
+            self.sink.add("env-dump", self.string(up.left) or UNKNOWN, detail="python check")
+        elif not _names_only(node, up):
+            self._env_value(node, "*")
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func)
@@ -78,10 +106,10 @@ class _Visitor(ast.NodeVisitor):
         if name in ("open", "io.open", "builtins.open", "codecs.open") and args:
             self._open(node, args[0])
         elif last in ("getenv", "getenvb") and name.startswith("os"):
-            self.sink.add("env-dump", args[0] or UNKNOWN if args else UNKNOWN, detail="getenv")
+            self._env_value(node, (args[0] if args else None) or UNKNOWN)
         elif name.startswith(("os.", "shutil.", "glob.")) and last in _OS_CALLS and args:
             self._os_call(last, args)
-        elif last in _SHELL_CALLS and name.startswith(("os.", "subprocess.", "sp.", "commands.")):
+        elif command_call(name):
             self._subprocess(node)
         elif last in _NET_CALLS and name.startswith(("urllib", "requests", "httpx", "http")):
             self.sink.add("network", args[0] or UNKNOWN if args else UNKNOWN, detail=name)
@@ -129,30 +157,65 @@ class _Visitor(ast.NodeVisitor):
         self.sink.add(kind, self.sink.path(path), detail=detail or f"python {method}")
 
     def _subprocess(self, node: ast.Call) -> None:
+        """A command run by ``subprocess`` / ``os.system``: analysed as shell; environment
+        values in it become ``${NAME}`` so the shell analysis judges them (echo vs curl)."""
         if not node.args:
             return
         first = node.args[0]
-        if isinstance(first, (ast.List, ast.Tuple)):
-            argv = [self.string(e) or UNKNOWN for e in first.elts]
-            self.sink.argv(argv, "python subprocess")
+        self.command_mode = True
+        try:
+            words = first.elts if isinstance(first, (ast.List, ast.Tuple)) else None
+            argv = [self.string(e) or UNKNOWN for e in words] if words is not None else []
+            text = self.string(first) if words is None else None
+        finally:
+            self.command_mode = False
+        if words is not None:
+            prog = argv[0] if argv else ""
+            for word in argv:
+                for name in ENV_MARKER.findall(word):
+                    self._spliced(name, prog)
+            self.sink.argv([_argv_word(w) for w in argv], "python subprocess")
             return
-        text = self.string(first)
         if text is None:
             self.sink.add("unparsed", "python", detail="subprocess with a computed command")
-        else:
-            self.sink.shell(text, "python subprocess")
+            return
+        for m in ENV_MARKER.finditer(text):
+            segment = _SEPARATORS.split(text[: m.start()])[-1].split()
+            self._spliced(m.group(1), segment[0] if segment else "")
+        self.sink.shell(text, "python subprocess")  # ${HOME} resolves there like any $HOME
+
+    def _spliced(self, name: str, prog: str) -> None:
+        """Environment value ``name`` spliced into a command run by ``prog`` (as the shell's
+        ``$NAME`` would be: printed by echo / printf …, used by curl …)."""
+        prog = prog.strip("'\"").rsplit("/", 1)[-1]
+        self.sink.add("env-dump", name, detail=f"expand:{prog}")
+
+    def _env_key(self, node: ast.AST | None) -> str | None:
+        """The variable an environment read names (``os.getenv("X")``, ``os.environ["X"]``,
+        ``os.environ.get("X")``, a name holding one), or None."""
+        if isinstance(node, ast.Name):
+            key = self.taint.names.get(node.id)
+            return key if key != "*" else None
+        if isinstance(node, ast.Subscript) and _dotted(node.value) == "os.environ":
+            return self.string(node.slice)
+        if isinstance(node, ast.Call) and node.args:
+            name = _dotted(node.func)
+            if name in ("os.getenv", "os.getenvb", "os.environ.get", "getenv"):
+                return self.string(node.args[0])
+        return None
 
     def string(self, node: ast.AST | None) -> str | None:
         """Static value of a string expression, or None."""
+        if self.command_mode:
+            key = self._env_key(node)
+            if key is not None:
+                return "${" + key + "}"
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         if isinstance(node, ast.Name):
             return self.names.get(node.id)
         if isinstance(node, ast.JoinedStr):
-            return "".join(
-                v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else UNKNOWN
-                for v in node.values
-            )
+            return "".join(self._fstring_part(v) for v in node.values)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             left, right = self.string(node.left), self.string(node.right)
             return None if left is None or right is None else left + right
@@ -169,15 +232,35 @@ class _Visitor(ast.NodeVisitor):
             return b64decode(inner) if inner else None
         return None
 
+    def _fstring_part(self, value: ast.AST) -> str:
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            return value.value
+        if self.command_mode and isinstance(value, ast.FormattedValue):
+            return self.string(value.value) or UNKNOWN
+        return UNKNOWN
+
     def generic_visit(self, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
             child._guard_parent = node  # type: ignore[attr-defined]
         super().generic_visit(node)
 
 
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
+_dotted = dotted
+
+
+def _argv_word(word: str) -> str:
+    """An argv word with environment values: ``${HOME}/x`` is ``~/x``; others are unknown."""
+    if word.startswith("${HOME}"):
+        word = "~" + word[len("${HOME}") :]
+    return ENV_MARKER.sub(UNKNOWN, word)
+
+
+def _names_only(environ: ast.AST, up: ast.AST | None) -> bool:
+    """``os.environ`` iterated, listed or sorted directly, or its ``.keys()``: names, no values."""
+    if isinstance(up, ast.Attribute):
+        return up.attr == "keys"
+    if isinstance(up, (ast.For, ast.comprehension)):
+        return up.iter is environ
+    if isinstance(up, ast.Call) and environ in up.args:
+        return _dotted(up.func) in ("list", "sorted", "set", "tuple", "len")
+    return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from trajforge.guard import gitrefs
 from trajforge.guard.commands import Sink, _copy_move, _paths, operands
 
 URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@)\S+", re.IGNORECASE)
@@ -11,7 +12,15 @@ URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@)\S+", re.IGNORECASE)
 GIT_HISTORY = frozenset(
     {"log", "reflog", "rev-list", "fsck", "show", "cat-file", "for-each-ref", "show-ref",
      "fetch", "pull", "ls-remote", "shortlog", "whatchanged", "blame", "branch", "tag", "stash",
-     "describe", "rev-parse", "bundle", "verify-pack", "count-objects", "unpack-objects"}
+     "describe", "rev-parse", "bundle", "verify-pack", "count-objects", "unpack-objects",
+     "show-branch"}
+)  # fmt: skip
+
+
+# Package-manager words after which packages (or index settings) come from an index.
+INDEX_VERBS = frozenset(
+    {"install", "add", "i", "download", "config", "sync", "set", "index", "fetch", "update",
+     "lock", "source"}
 )  # fmt: skip
 
 
@@ -23,6 +32,7 @@ def _git(sink: Sink, prog: str, args: list[str]) -> None:
     detail = " ".join(["git", sub, *rest])
     if sub in GIT_HISTORY:
         sink.add("git-history", sub, detail=detail)
+    _git_refs(sink, sub, rest, detail)
     if sub in ("clone", "fetch", "pull", "ls-remote", "submodule", "remote", "push"):
         urls = [w for w in rest if URL.match(w)]
         sink.add("network", urls[0] if urls else f"git {sub}", detail=detail)
@@ -40,10 +50,27 @@ def _git(sink: Sink, prog: str, args: list[str]) -> None:
         _paths(sink, "read", [w.split(":", 1)[1] for w in rest if ":" in w and w.split(":", 1)[1]])
 
 
+def _git_refs(sink: Sink, sub: str, rest: list[str], detail: str) -> None:
+    """Revisions outside the task's own history, refs listed, refs the agent creates."""
+    for name in gitrefs.created(sub, rest):
+        sink.add("git-history", "create-ref", detail=f"create-ref {name}")
+    for word, certain in gitrefs.revisions(sub, rest):
+        names, syntax = gitrefs.sides(word, sub)
+        for name in names:
+            kind = gitrefs.kind_of(name, certain or syntax, sink.own_ref)
+            if kind is not None:
+                sink.add("git-history", f"{kind} {name}", detail=f"{kind} {name}: {detail}")
+    if sub == "branch":
+        listing = gitrefs.branch_listing(rest)
+        if listing is not None:
+            sink.add("git-history", "ref-list", detail=f"ref-list {listing}: {detail}")
+
+
 def _net(sink: Sink, prog: str, args: list[str]) -> None:
     urls = [w for w in args if URL.match(w)]
     if not urls:
-        urls = [w for w in operands(args) if "." in w and "/" not in w[:1]][:1]
+        hosts = [w for w in operands(args) if "/" not in w[:1]]
+        urls = [w for w in hosts if "." in w or w.startswith("localhost")][:1]
     sink.add("network", urls[0] if urls else prog, detail=" ".join([prog, *args]))
     for flag in ("-o", "--output", "-O", "--output-document"):
         if flag in args and args.index(flag) + 1 < len(args):
@@ -59,9 +86,7 @@ def _net(sink: Sink, prog: str, args: list[str]) -> None:
 
 def _package(sink: Sink, prog: str, args: list[str]) -> None:
     detail = " ".join([prog, *args])
-    if any(
-        a in ("install", "add", "i", "download", "config", "sync", "set", "index") for a in args
-    ):
+    if any(a in INDEX_VERBS for a in args):
         sink.add("network", f"{prog} index", detail=detail)
     sink.add("exec", prog, detail=detail)
 

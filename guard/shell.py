@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import tree_sitter
 import tree_sitter_bash
 
-from trajforge.guard import commands, decode
+from trajforge.guard import commands, decode, envcmds
 from trajforge.guard.effects import Effect, EffectKind, RolloutState, canonical
 
 log = logging.getLogger(__name__)
@@ -28,8 +28,11 @@ _PARSER: tree_sitter.Parser | None = None
 _STATEMENTS = frozenset(
     {"program", "list", "compound_statement", "do_group", "else_clause", "elif_clause",
      "if_statement", "while_statement", "for_statement", "c_style_for_statement",
-     "case_statement", "case_item", "function_definition", "negated_command", "test_command"}
+     "case_statement", "case_item", "function_definition", "negated_command"}
 )  # fmt: skip
+# Commands that print nothing of their operands: a variable expanded there is checked
+# (``[ -n "$HF_TOKEN" ]``, ``test -z "$KEY"``), never shown.
+TEST_COMMANDS = frozenset({"test", "[", "[["})
 _OUT_REDIRECTS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
 
 
@@ -107,6 +110,12 @@ class ShellWalker:
     def stdin_text(self) -> str | None:
         return self._stdin
 
+    def own_ref(self, name: str) -> bool:
+        if name in self.state.refs:
+            return True
+        made = f"create-ref {name}"
+        return any(e.target == "create-ref" and e.detail == made for e in self.effects)
+
     # ------------------------------------------------------------------ walking
 
     def run(self, text: str) -> None:
@@ -173,14 +182,16 @@ class ShellWalker:
             self.state.env[name] = value
 
     def _declaration(self, node: tree_sitter.Node) -> None:
-        assigned = False
+        """``export`` / ``declare`` / ``local`` …: assignments, or a dump with no name given."""
+        keyword = _text(node.children[0]) if node.children else ""
+        words: list[str] = []
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self._assign(child, export=True)
-                assigned = True
-            elif child.type in ("variable_name", "word") and not _text(child).startswith("-"):
-                assigned = True
-        if not assigned:
+                words.append(_text(child))
+            else:
+                words.append(_text(child))
+        if envcmds.env_dump_builtin(keyword, words):
             self.add("env-dump", "*", detail=_text(node)[:100])
 
     def _command_node(self, node: tree_sitter.Node) -> None:
@@ -209,11 +220,20 @@ class ShellWalker:
         for name, value in env:
             self.add("env-set", name, detail=value)
         prog = argv[0].rsplit("/", 1)[-1]
+        self._expanded_in(start, "exists" if prog in TEST_COMMANDS else f"expand:{prog}")
+        self._command(argv)
+
+    def _expanded_in(self, start: int, detail: str) -> None:
+        """Variables expanded since ``start`` were expanded for ``detail`` (a command, a test)."""
         for i in range(start, len(self.effects)):
             eff = self.effects[i]
             if eff.kind == "env-dump" and eff.detail == "expand":
-                self.effects[i] = Effect("env-dump", eff.target, f"expand:{prog}", eff.via)
-        self._command(argv)
+                self.effects[i] = Effect("env-dump", eff.target, detail, eff.via)
+
+    def _test(self, node: tree_sitter.Node) -> None:
+        start = len(self.effects)
+        self._children(node)
+        self._expanded_in(start, "exists")
 
     def _command(self, argv: list[str]) -> None:
         prog = argv[0]
@@ -330,18 +350,24 @@ class ShellWalker:
         return _text(node)
 
     def _concat(self, node: tree_sitter.Node) -> str:
-        """Joined parts; an unquoted ``{a,b}`` brace expansion becomes ``*``."""
+        """Joined parts; an unquoted ``{a,b}`` brace expansion becomes ``*`` (``HEAD@{2}``,
+        holding no comma, is no expansion: bash keeps it as written)."""
         out: list[str] = []
-        brace = False
-        for child in node.named_children:
-            text = _text(child) if child.type == "word" else None
-            if text == "{" and not brace:
-                brace = True
-                out.append(UNKNOWN)
-            elif brace:
-                brace = text != "}"
-            else:
-                out.append(self._value(child))
+        children = node.named_children
+        i = 0
+        while i < len(children):
+            child = children[i]
+            if child.type == "word" and _text(child) == "{":
+                end = next(
+                    (j for j in range(i + 1, len(children)) if _text(children[j]) == "}"), None
+                )
+                inner = "".join(_text(c) for c in children[i + 1 : end or i + 1])
+                if end is not None and "," in inner:
+                    out.append(UNKNOWN)
+                    i = end + 1
+                    continue
+            out.append(self._value(child))
+            i += 1
         return "".join(out)
 
     def _interp(self, node: tree_sitter.Node) -> str:
@@ -372,10 +398,13 @@ class ShellWalker:
             return self.state.home
         if name == "PWD":
             return self.scope.cwd
-        self.add("env-dump", name, detail="expand")
+        operators = [_text(c) for c in node.children if not c.is_named]
+        length = len(node.children) > 1 and _text(node.children[1]) == "#"  # ${#VAR}
+        alternate = ":+" in operators or "+" in operators  # ${VAR:+x}: x when set, never VAR
+        self.add("env-dump", name, detail="exists" if length or alternate else "expand")
         words = [c for c in node.named_children if c.type in ("word", "string", "raw_string")]
-        has_default = any(_text(c) in (":-", "-", ":=", "=") for c in node.children)
-        return self._value(words[0]) if (words and has_default) else UNKNOWN
+        has_default = any(op in (":-", "-", ":=", "=") for op in operators)
+        return self._value(words[0]) if (words and (has_default or alternate)) else UNKNOWN
 
     def _substitute(self, node: tree_sitter.Node) -> str:
         saved_stdin, saved_last = self._stdin, self._last
@@ -395,6 +424,7 @@ _WALKERS: dict[str, Callable[[ShellWalker, tree_sitter.Node], None]] = {
     "variable_assignment": lambda w, n: w._assign(n, export=False),
     "declaration_command": ShellWalker._declaration,
     "unset_command": ShellWalker._unset,
+    "test_command": ShellWalker._test,
     "ERROR": ShellWalker._error,
 }
 
