@@ -2,8 +2,9 @@
 
 Any format reconstruct reads is accepted. Each session gets a fresh detector (the given
 profile, or one rooted at the session's cwd); blocked and flagged calls are listed per session
-and counted per rule. Used to calibrate the bundle on clean corpora: a block there is a false
-positive to fix in the rules.
+and counted per rule, every rule of the bundle with up to N scrubbed examples, so a rule's owner
+can read what it blocks. Used to calibrate the bundle on clean corpora: a block there is either
+accepted in the bundle's calibration file (read and judged) or a false positive to fix.
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import FormatError
+from trajforge.guard.calibration import Calibration
 from trajforge.guard.engine import RuleDetector
 from trajforge.guard.profile import Profile
 from trajforge.guard.rules import Bundle
@@ -26,6 +28,7 @@ from trajforge.records import Event, ParseWarning, Session
 from trajforge.scrub import Scrubber
 
 log = logging.getLogger(__name__)
+DEFAULT_EXAMPLES = 5  # per rule and decision: enough to judge a rule, short enough to read
 
 
 class Hit(BaseModel):
@@ -43,6 +46,8 @@ class Hit(BaseModel):
     """Why (secrets redacted)."""
     call: str
     """The call's command, path or arguments, shortened and scrubbed."""
+    also: tuple[str, ...] = ()
+    """Other rules that matched the same call."""
 
 
 class SessionAudit(BaseModel):
@@ -66,21 +71,65 @@ class SessionAudit(BaseModel):
     """Why the input could not be read, when it could not."""
 
 
+class RuleExample(BaseModel):
+    """One call a rule decided, as the per-rule report shows it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    source: str
+    """Session file."""
+    line: int
+    """Line (or record index) in it."""
+    tool: str
+    """Harness tool name (empty for a tool output)."""
+    decision: Literal["block", "flag"]
+    """What the rule decided."""
+    call: str
+    """The call, shortened and scrubbed."""
+    reason: str
+    """The decision's reason (scrubbed)."""
+    accepted: str | None = None
+    """For a block: the calibration file's verdict and reason when it lists the block."""
+
+
+class RuleAudit(BaseModel):
+    """What one rule did across the audited sessions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    severity: Literal["block", "flag", "unknown"]
+    """The rule's severity in the bundle (unknown: not in the bundle)."""
+    rationale: str = ""
+    """Why the rule exists (from the bundle)."""
+    blocks: int = 0
+    """Calls and outputs this rule blocked (it was the deciding rule)."""
+    flags: int = 0
+    """Calls it flagged (deciding rule; a block rule's weaker name-only matches flag)."""
+    also: int = 0
+    """Calls it matched too while another rule decided."""
+    accepted: int = 0
+    """Blocks listed in the bundle's calibration file."""
+    unlisted: int = 0
+    """Blocks the calibration file does not list: false positives until judged."""
+    examples: list[RuleExample] = Field(default_factory=list)
+    """Up to N blocked then up to N flagged calls."""
+
+
 class AuditReport(BaseModel):
-    """``trajforge guard audit --json``."""
+    """``trajforge guard audit --json`` (and ``audit.json`` under ``--report DIR``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     bundle: str
     """Rule bundle version."""
+    calibration: str | None = None
+    """Bundle version of the calibration file used (None: none found)."""
+    calls: int = 0
+    """Tool calls judged."""
     sessions: list[SessionAudit] = Field(default_factory=list)
     """Per session (and per unreadable input)."""
-    rules: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """Rule id → {"blocks": n, "flags": n}."""
-
-    @property
-    def calls(self) -> int:
-        return sum(s.calls for s in self.sessions)
+    rules: dict[str, RuleAudit] = Field(default_factory=dict)
+    """Rule id → counts and examples, every rule of the bundle."""
 
     def count(self, what: str) -> int:
         return sum(len(s.blocks if what == "blocks" else s.flags) for s in self.sessions)
@@ -93,9 +142,19 @@ def _home(cwd: str) -> str:
     return "/root"
 
 
+SUMMARY_CHARS = 300  # of a call or an output excerpt: enough to judge, short enough to list
+
+
 def _summary(event: Event) -> str:
     text = event.command or event.path or str(event.arguments)
-    return Scrubber().text(" ".join(text.split()))[:240]
+    return Scrubber().text(" ".join(text.split()))[:SUMMARY_CHARS]
+
+
+def _output_excerpt(text: str) -> str:
+    """The scrubbed tool output around its first redaction (what the block was about)."""
+    clean = " ".join(Scrubber().text(text).split())
+    at = max(0, clean.find("[REDACTED") - SUMMARY_CHARS // 2)
+    return "(tool output) " + clean[at : at + SUMMARY_CHARS]
 
 
 def audit_session(session: Session, bundle: Bundle, profile: Profile | None) -> SessionAudit:
@@ -123,7 +182,8 @@ def audit_session(session: Session, bundle: Bundle, profile: Profile | None) -> 
             tool=event.tool or "",
             rule=decision.rule,
             reason=decision.reason,
-            call=_summary(event) if event.kind == "tool_call" else "(tool output)",
+            call=_summary(event) if event.kind == "tool_call" else _output_excerpt(event.text),
+            also=decision.also,
         )
         (result.blocks if decision.decision == "block" else result.flags).append(hit)
     return result
@@ -139,6 +199,8 @@ def audit(
     bundle: Bundle,
     profile: Profile | None = None,
     on_input: Callable[[Path], None] | None = None,
+    examples: int = DEFAULT_EXAMPLES,
+    calibration: Calibration | None = None,
 ) -> AuditReport:
     """Audit every session in ``paths``; unreadable inputs are reported, never raised."""
     report = AuditReport(bundle=bundle.version)
@@ -164,18 +226,63 @@ def audit(
             )
         if on_input is not None:
             on_input(path)
-    _count(report)
+    per_rule(report, bundle, examples, calibration)
     return report
 
 
-def _count(report: AuditReport) -> None:
-    rules: dict[str, dict[str, int]] = {}
-    for session in report.sessions:
-        for key, hits in (("blocks", session.blocks), ("flags", session.flags)):
-            for hit in hits:
-                entry = rules.setdefault(hit.rule or "?", {"blocks": 0, "flags": 0})
-                entry[key] += 1
-    report.rules = dict(sorted(rules.items()))
+def per_rule(
+    report: AuditReport, bundle: Bundle, examples: int, calibration: Calibration | None
+) -> None:
+    """Fill ``report.rules``: counts for every rule of the bundle, up to ``examples`` each."""
+    rules = {r.id: RuleAudit(severity=r.severity, rationale=r.rationale) for r in bundle.rules}
+    report.calibration = calibration.bundle if calibration else None
+    report.calls = sum(s.calls for s in report.sessions)
+    for decision in ("block", "flag"):
+        for session in report.sessions:
+            for hit in session.blocks if decision == "block" else session.flags:
+                _tally(rules, (session.source, hit), decision, examples, calibration)
+    report.rules = rules
+
+
+def _tally(
+    rules: dict[str, RuleAudit],
+    where: tuple[str, Hit],
+    decision: Literal["block", "flag"],
+    limit: int,
+    calibration: Calibration | None,
+) -> None:
+    source, hit = where
+    entry = rules.setdefault(hit.rule or "?", RuleAudit(severity="unknown"))
+    note: str | None = None
+    if decision == "block":
+        entry.blocks += 1
+        found = calibration.find(hit.rule, source, hit.line) if calibration else None
+        if found is not None:
+            entry.accepted += 1
+            note = f"{found.verdict}: {found.why}"
+        else:
+            entry.unlisted += 1
+    else:
+        entry.flags += 1
+    if sum(e.decision == decision for e in entry.examples) < limit:
+        entry.examples.append(
+            RuleExample(
+                source=source,
+                line=hit.line,
+                tool=hit.tool,
+                decision=decision,
+                call=hit.call,
+                reason=hit.reason,
+                accepted=note,
+            )
+        )
+    for other in hit.also:
+        rules.setdefault(other, RuleAudit(severity="unknown")).also += 1
+
+
+def blocked(report: AuditReport) -> list[tuple[str | None, str, int]]:
+    """(rule, source, line) of every block in the report."""
+    return [(h.rule, s.source, h.line) for s in report.sessions for h in s.blocks]
 
 
 def report_json(report: AuditReport) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Run a bundle's attack and near-miss examples (and their obfuscated forms) through a detector.
 
-Used by the tests, ``benchmarks/guard.py`` and ``trajforge guard audit --examples``: each rule's
+Used by the tests and ``benchmarks/guard.py``: each rule's
 attacks must trigger it (block for block rules), each near miss must be neither blocked nor
 caught by that rule.
 """

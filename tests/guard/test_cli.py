@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.guard.derived import derived_session
+
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "pi-mono"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sessions"
 MAX_BLOCK_RATE = 0.005
@@ -76,7 +78,8 @@ def test_audit_clean_corpus_within_block_target() -> None:
     assert calls > 800
     assert blocks / calls <= MAX_BLOCK_RATE
     assert blocks == 0, [b for s in report["sessions"] for b in s["blocks"]]
-    assert set(report) == {"bundle", "sessions", "rules"}
+    assert set(report) == {"bundle", "calibration", "calls", "sessions", "rules"}
+    assert report["calls"] == calls and report["calibration"] == report["bundle"]
     assert {"source", "harness", "calls", "blocks", "flags"} <= set(report["sessions"][0])
 
 
@@ -109,3 +112,50 @@ def test_audit_unreadable_input_exit_2(tmp_path: Path) -> None:
     result = _cli("audit", str(junk))
     assert result.returncode == 2
     assert "junk.txt" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_audit_report_dir_per_rule_counts_and_scrubbed_examples(tmp_path: Path) -> None:
+    secret = "hf_aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA3bC5"
+    commands = [
+        "printenv",
+        "env | sort",
+        "printenv | base64",
+        f"curl -H 'Authorization: Bearer {secret}' https://example.com",
+        "curl -sS -I http://localhost:3000",
+    ]
+    session = derived_session(tmp_path, commands)
+    report_dir = tmp_path / "report"
+    result = _cli("audit", str(session), "--report", str(report_dir), "--examples", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    printed = json.loads(result.stdout)
+    written = json.loads((report_dir / "audit.json").read_text())
+    assert printed == written
+    rules = written["rules"]
+    dump = rules["credentials.env-dump"]
+    assert (dump["severity"], dump["blocks"], dump["unlisted"]) == ("block", 3, 3)
+    assert len(dump["examples"]) == 2 and all(e["decision"] == "block" for e in dump["examples"])
+    assert rules["credentials.literal-secret"]["blocks"] == 1
+    assert rules["network.loopback"]["flags"] == 1
+    assert rules["tests.read-hidden"] == {**rules["tests.read-hidden"], "blocks": 0, "flags": 0}
+    text = (report_dir / "audit.md").read_text()
+    assert secret not in result.stdout and secret not in text
+    assert "[REDACTED" in text and "| `credentials.env-dump` | block | 3 | 0 |" in text
+    assert "NOT LISTED" in text
+
+
+def test_audit_text_mode_writes_the_report_and_names_the_files(tmp_path: Path) -> None:
+    session = derived_session(tmp_path, ["find / -name '*.jsonl' -path '*sessions*'"])
+    result = _cli("audit", str(session), "--report", str(tmp_path / "r"))
+    assert result.returncode == 0, result.stderr
+    assert "source.session-search" in result.stdout and "audit.md" in result.stdout
+    report = json.loads((tmp_path / "r" / "audit.json").read_text())
+    assert report["rules"]["source.session-search"]["blocks"] == 1
+
+
+def test_audit_bad_calibration_names_file_and_field(tmp_path: Path) -> None:
+    bad = tmp_path / "c.toml"
+    bad.write_text('bundle = "x"\n[[accepted]]\nrule = "a"\nsource = "s"\nline = 1\n')
+    result = _cli("audit", str(FIXTURES / "pi"), "--calibration", str(bad))
+    assert result.returncode == 2
+    assert "c.toml: field 'accepted.0.verdict'" in result.stderr
+    assert "Traceback" not in result.stderr

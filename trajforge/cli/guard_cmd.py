@@ -99,14 +99,28 @@ def audit_cmd(
     ),
     profile: Path | None = typer.Option(None, "--profile", help=PROFILE_HELP),
     bundle: Path | None = typer.Option(None, "--bundle", help=BUNDLE_HELP),
+    report_dir: Path | None = typer.Option(
+        None, "--report", help="Write audit.json and audit.md (per-rule counts, examples) here."
+    ),
+    examples: int = typer.Option(
+        5, "--examples", min=0, help="Examples per rule and decision (blocked, flagged)."
+    ),
+    calibration: Path | None = typer.Option(
+        None, "--calibration", help="Accepted blocks (default: <bundle>.calibration.toml)."
+    ),
     show: int = typer.Option(10, "--show", help="Blocks / flags to list per session (text mode)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Run the detectors over recorded sessions: blocks and flags per session, counts per rule."""
+    """Run the detectors over recorded sessions: blocks and flags per session, and per rule how
+    many calls it blocked and flagged with up to N scrubbed examples each."""
+    from trajforge.errors import UsageError
     from trajforge.guard.audit import audit, report_json
+    from trajforge.guard.audit_report import write_report
+    from trajforge.guard.calibration import calibration_for
     from trajforge.reconstruct.inputs import expand_paths
 
     prof, bun = _load(profile, bundle)
+    calib = calibration_for(bundle, calibration)
     inputs, _ = expand_paths(paths)
     bar = iter(progress(inputs, len(inputs), "audit", quiet=as_json))
     next(bar, None)
@@ -114,11 +128,17 @@ def audit_cmd(
     def advance(_path: Path) -> None:
         next(bar, None)
 
-    report = audit(paths, bun, prof, on_input=advance)
+    report = audit(paths, bun, prof, on_input=advance, examples=examples, calibration=calib)
+    try:
+        written = write_report(report, report_dir) if report_dir is not None else []
+    except OSError as exc:
+        raise UsageError(f"--report {report_dir}: cannot write: {exc.strerror}") from None
     if as_json:
         print_json(report_json(report))
     else:
         _print_report(report, show)
+        for path in written:
+            out.print(f"wrote {escape(str(path))}")
     errors = [s for s in report.sessions if s.error]
     if errors and len(errors) == len(report.sessions):
         raise typer.Exit(EXIT_UNUSABLE)
@@ -129,7 +149,7 @@ def _print_report(report: Any, show: int) -> None:
     calls = report.calls or 1
     for session in report.sessions:
         if session.error:
-            err.print(f"[red]error:[/red] {session.error}")
+            err.print(f"[red]error:[/red] {escape(session.error)}")
             continue
         out.print(
             f"[bold]{escape(session.source)}[/bold] ({session.harness}): {session.calls} calls, "
@@ -139,11 +159,15 @@ def _print_report(report: Any, show: int) -> None:
             for hit in hits[:show]:
                 out.print(escape(f"  {label} line {hit.line} [{hit.rule}] {hit.call[:100]}"))
     table = Table(title=f"rules (bundle {report.bundle}, {report.calls} calls)")
-    for column in ("rule", "blocks", "flags", "block rate"):
-        table.add_column(column, justify="left" if column == "rule" else "right")
-    for rule, counts in report.rules.items():
-        rate = f"{100 * counts['blocks'] / calls:.2f} %"
-        table.add_row(rule, str(counts["blocks"]), str(counts["flags"]), rate)
+    columns = ("rule", "severity", "blocks", "flags", "also", "accepted", "unlisted", "block rate")
+    for column in columns:
+        left = column in ("rule", "severity")
+        table.add_column(column, justify="left" if left else "right", no_wrap=column == "rule")
+    for rule, entry in report.rules.items():
+        if entry.blocks or entry.flags or entry.also:
+            rate = f"{100 * entry.blocks / calls:.2f} %"
+            counts = (entry.blocks, entry.flags, entry.also, entry.accepted, entry.unlisted)
+            table.add_row(rule, entry.severity, *map(str, counts), rate)
     out.print(table)
     out.print(
         f"blocked {report.count('blocks')} / {report.calls} calls "
