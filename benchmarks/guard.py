@@ -1,11 +1,13 @@
 """Guard: decision latency, recall on the attack suite (with obfuscated forms), clean-corpus rates.
 
-    python benchmarks/guard.py [--corpus ../shared/corpus/pi-mono] [--rounds 3]
+    python benchmarks/guard.py [--corpus DIR ...] [--rounds 3]
 
-Latency is measured per call over the real clean corpus and the attack suite, as wall time and
-as CPU time of the deciding thread (wall time on a shared machine includes preemption). The
-anchor is a bare tree-sitter-bash parse of the same shell commands: the least a parsing guard
-must pay. Targets: p99 decision ≤ 1 ms; ≤ 0.5 % of clean calls blocked.
+Latency is measured per call over the real clean corpora (default: ../shared/corpus/pi-mono and
+../shared/corpus/real), as wall time and as CPU time of the deciding thread (wall time on a
+shared machine includes preemption). The anchor is a bare tree-sitter-bash parse of the same
+shell commands: the least a parsing guard must pay. Clean-corpus rates are per corpus, with the
+blocks the bundle's calibration file accepts. Targets: p99 decision ≤ 1 ms; ≤ 0.5 % of clean
+calls blocked.
 """
 
 from __future__ import annotations
@@ -17,19 +19,23 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.guard.audit import audit
+from trajforge.guard.calibration import calibration_for
 from trajforge.guard.engine import RuleDetector, bundle_at
 from trajforge.guard.examples import run_cases
 from trajforge.guard.profile import Profile
 from trajforge.guard.shell import parser
+from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.pipeline import all_formats, detect
 from trajforge.records import Event, Session
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "pi-mono"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DEFAULT_CORPORA = [CORPUS / "pi-mono", CORPUS / "real"]
 
 
-def corpus_calls(root: Path) -> list[tuple[Session, Event]]:
+def corpus_calls(roots: list[Path]) -> list[tuple[Session, Event]]:
     calls: list[tuple[Session, Event]] = []
-    for path in sorted(root.glob("*.jsonl")):
+    inputs, _ = expand_paths(roots)
+    for path in inputs:
         for item in detect(path, all_formats()).parse(path):
             if isinstance(item, Session):
                 calls += [(item, e) for e in item.events if e.kind == "tool_call" and e.tool]
@@ -92,12 +98,13 @@ def recall() -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--corpus", type=Path, action="append", help="repeatable; default: both")
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
+    corpora = args.corpus or DEFAULT_CORPORA
     bundle = bundle_at()
     print(f"bundle {bundle.version}, {len(bundle.rules)} rules")
-    calls = corpus_calls(args.corpus)
+    calls = corpus_calls(corpora)
     lat = latency(calls, args.rounds)
     print(f"latency over {len(calls)} corpus calls x {args.rounds} rounds (target p99 <= 1 ms):")
     for key, value in lat.items():
@@ -107,15 +114,20 @@ def main() -> None:
           f"near misses passed {rec['near_misses_passed']}/{rec['near_misses']}")  # fmt: skip
     for form, score in rec["per_form"].items():
         print(f"  {form:20s} {score}")
-    report = audit(sorted(args.corpus.glob("*.jsonl")), bundle)
-    total = report.calls or 1
-    blocks, flags = report.count("blocks"), report.count("flags")
-    print(
-        f"clean corpus: {report.calls} calls, blocked {blocks} ({100 * blocks / total:.2f} %, "
-        f"target <= 0.5 %), flagged {flags} ({100 * flags / total:.2f} %)"
-    )
-    for rule, counts in report.rules.items():
-        print(f"  {rule:28s} blocks {counts['blocks']:4d}  flags {counts['flags']:4d}")
+    calibration = calibration_for(None)
+    for corpus in corpora:
+        report = audit([corpus], bundle, calibration=calibration)
+        total = report.calls or 1
+        blocks, flags = report.count("blocks"), report.count("flags")
+        accepted = sum(r.accepted for r in report.rules.values())
+        print(
+            f"clean corpus {corpus.name}: {report.calls} calls, blocked {blocks} "
+            f"({100 * blocks / total:.2f} %, target <= 0.5 %; {accepted} accepted in the "
+            f"calibration file), flagged {flags} ({100 * flags / total:.2f} %)"
+        )
+        for rule, entry in report.rules.items():
+            if entry.blocks or entry.flags:
+                print(f"  {rule:32s} blocks {entry.blocks:4d}  flags {entry.flags:4d}")
 
 
 if __name__ == "__main__":
