@@ -8,8 +8,9 @@ policies), ``trajforge train`` (the policy server behind the capture proxy) and
 ``trajforge eval``.
 
 Reward: ``None`` for an infrastructure error (the rollout is unscored), ``0.0`` when the guard
-blocked anything, else the verifier's: pass/fail (repair, qa) or the fraction of hidden tests
-passed (build, extend).
+blocked anything, else the verifier's (``trajforge verify``'s own functions): the answer checker
+(qa, data) or the fail-to-pass reward (build, extend, repair: 1 when every hidden test that
+fails on the starting workspace passes and none that passed there breaks, else 0).
 """
 
 from __future__ import annotations

@@ -478,6 +478,108 @@ class DerivedTests(BaseModel):
     """Why no test was derived, when none was (the check names its test files; not Python)."""
 
 
+class TestSets(BaseModel):
+    """The tests a build / extend / repair solution is scored on (fail-to-pass rewards)."""
+
+    __test__ = False  # not a pytest test class
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fail_to_pass: tuple[str, ...] = ()
+    """Tests that fail on the starting workspace and pass on the oracle: all must pass."""
+    pass_to_pass: tuple[str, ...] = ()
+    """Tests that pass on the starting workspace and on the oracle: none may break."""
+
+
+MutantVerdict = Literal["killed", "survived", "equivalent", "unknown"]
+
+
+class MutantNote(BaseModel):
+    """One mutant the hidden tests let through, and what was found out about it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """Mutant id (``m3``), as in ``controls.mutants.items``."""
+    description: str
+    """What the fault changes and where."""
+    verdict: MutantVerdict
+    """equivalent: behaves as the oracle on every exercised input (not counted); killed: by a
+    test derived from the oracle; survived: counted against the kill rate."""
+    evidence: str
+    """Why: the inputs compared, the input it differs on, whether its line ran."""
+
+
+class MutantSummary(BaseModel):
+    """The injected-fault control of one task: counts, kill rate and its Wilson interval."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    total: int
+    """Mutants run."""
+    killed: int
+    """Killed by a kept hidden test (mined, teacher-written or derived from the oracle)."""
+    killed_by_derived: int
+    """Of ``killed``, those only a test derived from the oracle kills."""
+    survived: int
+    """Not killed and not shown equivalent: counted against the kill rate."""
+    equivalent: int
+    """Behave as the oracle on every exercised input: left out of the kill rate."""
+    unknown: int
+    """Timed out or errored: neither killed nor survived."""
+    kill_rate: float | None
+    """killed / (killed + survived); None when no mutant was decided."""
+    wilson_low: float
+    """Lower end of the Wilson interval of the kill rate."""
+    wilson_high: float
+    """Upper end of the Wilson interval of the kill rate."""
+    z: float
+    """z of the interval (1.96: 95 %)."""
+    equivalents: tuple[MutantNote, ...] = ()
+    """The equivalent mutants, each with its evidence."""
+    survivors: tuple[MutantNote, ...] = ()
+    """The counted survivors, each with its evidence."""
+
+
+DerivedSource = Literal["mined", "instruction", "session"]
+
+
+class DerivedTest(BaseModel):
+    """One hidden test derived from the oracle's behaviour on an exercised input."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    """Test function name in the derived test file."""
+    call: str
+    """The call it makes, as code (``top_words('y x y x z', 1)``)."""
+    module: str
+    """Module the function is imported from."""
+    source: DerivedSource
+    """Where the input came from: a hidden test's call, the instruction, the session."""
+    origin: str
+    """The hidden test that made the call, ``instruction``, or the session command."""
+    kills: tuple[str, ...]
+    """Ids of the surviving mutants it fails on."""
+
+
+class DerivedTests(BaseModel):
+    """Tests derived from the oracle for one task, and the inputs they were chosen from."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    path: str | None = None
+    """The derived test file among the hidden tests (None: none kept)."""
+    tests: tuple[DerivedTest, ...] = ()
+    """Kept tests."""
+    inputs: dict[str, int] = Field(default_factory=dict)
+    """Exercised inputs observed, per source (mined / instruction / session)."""
+    dropped: int = 0
+    """Candidate tests dropped: flaky or passing on the oracle's stub or on no survivor."""
+    notes: tuple[str, ...] = ()
+    """Why no test was derived, when none was (the check names its test files; not Python)."""
+
+
 def canonical_json(data: Any) -> bytes:
     """Sorted, compact JSON bytes, the input of every content hash."""
     return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)

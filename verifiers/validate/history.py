@@ -54,6 +54,11 @@ class Episode:
                     found.append((call.command, event.text))
         return found
 
+    def shell_commands(self) -> list[str]:
+        """Every shell command the episode ran, in order (whatever its exit code)."""
+        events = self.events[self.first : self.last + 1]
+        return [e.command for e in events if e.kind == "tool_call" and e.command]
+
     def assistant_texts(self) -> list[str]:
         """Assistant messages of the episode, in order."""
         events = self.events[self.first : self.last + 1]

@@ -24,6 +24,7 @@ from trajforge.reconstruct.families import is_test_file
 from trajforge.records import Task
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.derive import Strengthened, strengthen
 from trajforge.verifiers.validate.files import layered, read_tree, write_tree
 from trajforge.verifiers.validate.junit import (
     JUNIT_PATH,
@@ -32,7 +33,8 @@ from trajforge.verifiers.validate.junit import (
     pytest_env,
     runs_pytest,
 )
-from trajforge.verifiers.validate.rules import judge_oracle
+from trajforge.verifiers.validate.observe import CallInput
+from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,8 @@ class TaskFiles:
     oracle: dict[str, str]
     hidden: dict[str, str]
     probes: list[dict[str, str]]
+    inputs: list[CallInput] = field(default_factory=list)
+    """Calls written out in the instruction and the session's commands (:mod:`.inputs`)."""
 
     def is_test(self, path: str) -> bool:
         """Test files are never stubbed or mutated."""
@@ -64,6 +68,10 @@ class MatrixResult:
     timings: dict[str, float] = field(default_factory=dict)
     batched: bool = False
     oracle_ok: bool = False
+    strengthened: Strengthened | None = None
+    """Equivalence verdicts of the survivors and the tests derived from the oracle."""
+    start: RunOutcome | None = None
+    """The starting state with the final hidden tests, when derived tests were added."""
 
 
 class Runner:
@@ -197,4 +205,26 @@ def run_matrix(
         if cfg.max_mutants:
             _run_mutants(runner, oracle, files, cfg, result)
         result.timings["mutants_s"] = round(time.monotonic() - clock, 3)
+        clock = time.monotonic()
+        _strengthen(runner, oracle, files, cfg, result)
+        result.timings["survivors_s"] = round(time.monotonic() - clock, 3)
     return result
+
+
+def _strengthen(
+    runner: Runner,
+    oracle: dict[str, str],
+    files: TaskFiles,
+    cfg: ValidateConfig,
+    result: MatrixResult,
+) -> None:
+    """Look closely at the survivors; with derived tests kept, re-run the starting state."""
+    _, dropped, _ = judge_oracle(result.oracle_runs, len(files.task.files.missing))
+    survivors = [m for m, run in result.mutants if mutant_cell(run, dropped) == "survived"]
+    if not survivors:
+        return
+    result.strengthened = strengthen(runner, files, oracle, survivors, cfg, dropped)
+    done = result.strengthened
+    if done is not None and done.content is not None and done.derived.path is not None:
+        hidden = {**files.hidden, done.derived.path: done.content}
+        result.start = runner.run(layered(files.workspace, hidden), cfg.timeout_s)

@@ -3,7 +3,8 @@
 Oracle: every run passes (a test that disagrees across runs is dropped as flaky and the task
 re-judged). Must-fail controls (empty, starting workspace, pre-fix state, stub, every probe):
 some kept test fails. Injected faults: kill rate ≥ ``min_kill_rate`` over decided mutants, with
-a Wilson interval; timeouts and collection errors are unknown, never kills.
+a Wilson interval; timeouts and collection errors are unknown, never kills; survivors shown to
+behave as the oracle on every exercised input are equivalent and not counted (:mod:`.derive`).
 """
 
 from __future__ import annotations
@@ -98,9 +99,10 @@ def control_cell(run: RunOutcome, dropped: Sequence[str]) -> Cell:
     return "fail" if run.rejects(dropped) else "pass"
 
 
-def mutant_cell(
-    run: RunOutcome | None, dropped: Sequence[str]
-) -> Literal["killed", "survived", "unknown"]:
+MutantCell = Literal["killed", "survived", "unknown", "equivalent"]
+
+
+def mutant_cell(run: RunOutcome | None, dropped: Sequence[str]) -> MutantCell:
     """killed (a kept test failed) / survived / unknown (timeout, collection or usage error)."""
     if run is None or run.status in ("timeout", "error"):
         return "unknown"
@@ -120,15 +122,23 @@ def judge_controls(controls: dict[str, RunOutcome], dropped: Sequence[str]) -> l
     return reasons
 
 
-def kill_summary(cells: Sequence[str], config: ValidateConfig) -> dict[str, Any]:
-    """Counts, kill rate and Wilson interval of the mutant cells."""
+def kill_summary(
+    cells: Sequence[str], config: ValidateConfig, by_derived: int = 0
+) -> dict[str, Any]:
+    """Counts, kill rate and Wilson interval of the mutant cells.
+
+    Equivalent mutants (same behaviour as the oracle on every exercised input) are reported
+    but left out of the rate; ``by_derived`` of the kills are by tests derived from the oracle.
+    """
     killed, survived = cells.count("killed"), cells.count("survived")
     decided = killed + survived
     rate = round(killed / decided, 4) if decided else None
     return {
         "total": len(cells),
         "killed": killed,
+        "killed_by_derived": by_derived,
         "survived": survived,
+        "equivalent": cells.count("equivalent"),
         "unknown": cells.count("unknown"),
         "kill_rate": rate,
         "interval": list(wilson(killed, decided, config.wilson_z)),
@@ -142,10 +152,18 @@ def judge_mutants(summary: dict[str, Any], config: ValidateConfig) -> tuple[list
     lo, hi = summary["interval"]
     decided = summary["killed"] + summary["survived"]
     if rate is None:
-        note = f"kill rate not measured: no decided mutant ({summary['unknown']} unknown)"
+        note = (
+            f"kill rate not measured: no decided mutant ({summary['unknown']} unknown, "
+            f"{summary.get('equivalent', 0)} equivalent)"
+        )
         return ([note] if config.require_mutants else []), [note]
+    extra = ""
+    if summary.get("killed_by_derived"):
+        extra += f", {summary['killed_by_derived']} by tests derived from the oracle"
+    if summary.get("equivalent"):
+        extra += f"; {summary['equivalent']} equivalent, not counted"
     text = (
-        f"mutant kill rate {rate:.2f} ({summary['killed']}/{decided} killed, "
+        f"mutant kill rate {rate:.2f} ({summary['killed']}/{decided} killed{extra}; "
         f"{summary['unknown']} unknown; CI {lo:.2f}–{hi:.2f})"
     )
     if rate < config.min_kill_rate:

@@ -23,7 +23,14 @@ from trajforge.records import Task, Validation, dump_record, load_record
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
 from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.single import Context, finish, judge_task, key_of, prepare
+from trajforge.verifiers.validate.single import (
+    Context,
+    finish,
+    judge_task,
+    key_of,
+    prepare,
+    sync_tests,
+)
 
 log = logging.getLogger(__name__)
 CACHEABLE = ("accepted", "rejected")
@@ -104,6 +111,8 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
             return row_of(task, True, time.monotonic() - started)
         if ctx.teach is None:
             validation = judge_task(task_dir, task, hidden, ctx)
+            task = sync_tests(task_dir, task)
+            key, files_hash = key_of(task_dir, task, ctx)
         else:
             task, validation = ctx.teach(task_dir, task, ctx)
             key, files_hash = key_of(task_dir, task, ctx)

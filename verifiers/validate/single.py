@@ -20,6 +20,8 @@ from trajforge.reconstruct.families import is_test_file
 from trajforge.records import Task, Validation
 from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.derive import Strengthened
+from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.evidence import matrix_controls
 from trajforge.verifiers.validate.files import (
     cache_key,
@@ -30,6 +32,7 @@ from trajforge.verifiers.validate.files import (
 )
 from trajforge.verifiers.validate.hidden import mined_tests, weakening
 from trajforge.verifiers.validate.history import Episode, load_episode
+from trajforge.verifiers.validate.inputs import static_inputs
 from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 
@@ -57,20 +60,60 @@ def folders(task: Task) -> list[str]:
     return names + ([task.oracle] if task.oracle else [])
 
 
+def is_derived(path: str) -> bool:
+    """A hidden test file derived from the oracle by validation (:mod:`.derive`)."""
+    return path.rsplit("/", 1)[-1] == DERIVED_FILE
+
+
 def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
-    """Mine hidden tests into ``tests/`` (the oracle's versions) and mark the verifier."""
+    """Mine hidden tests into ``tests/`` (the oracle's versions) and mark the verifier.
+
+    Returns the mined tests. A derived test file validation wrote earlier stays in ``tests/``
+    (and in the verifier's list) while the mined tests are unchanged; validation re-derives it.
+    """
     if task.family == "qa" or task.verifier.kind in ("none", "answer") or not task.oracle:
         return task, {}
     hidden = mined_tests(task.verifier.tests, read_tree(task_dir / task.oracle))
     if not hidden:
         return task, {}
     target = task_dir / HIDDEN_DIR
-    if read_tree(target) != hidden:
+    current = read_tree(target)
+    derived = {p for p in current if is_derived(p)}
+    if {p: t for p, t in current.items() if p not in derived} != hidden:
         staging = write_tree(task_dir / f".{HIDDEN_DIR}.staging", hidden)
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
-    verifier = task.verifier.model_copy(update={"kind": "tests", "tests": tuple(sorted(hidden))})
+        derived = set()
+    names = tuple(sorted({*hidden, *derived}))
+    verifier = task.verifier.model_copy(update={"kind": "tests", "tests": names})
     return task.model_copy(update={"verifier": verifier}), hidden
+
+
+def install_derived(task_dir: Path, done: Strengthened | None) -> str | None:
+    """Write the derived test file into ``tests/`` (removing a stale one); its path or None."""
+    target = task_dir / HIDDEN_DIR
+    keep = done.derived.path if done is not None and done.content is not None else None
+    for stale in [p for p in read_tree(target) if is_derived(p) and p != keep]:
+        (target / stale).unlink()
+    if keep is not None and done is not None and done.content is not None:
+        (target / keep).parent.mkdir(parents=True, exist_ok=True)
+        (target / keep).write_text(done.content, encoding="utf-8")
+    return keep
+
+
+def sync_tests(task_dir: Path, task: Task) -> Task:
+    """The verifier's test list as ``tests/`` holds it after validation (derived tests in)."""
+    if task.family not in ("build", "extend", "repair") or task.verifier.kind not in (
+        "tests",
+        "command",
+    ):
+        return task
+    names = tuple(sorted(read_tree(task_dir / HIDDEN_DIR)))
+    if names == task.verifier.tests:
+        return task
+    kind = "tests" if names else "command"
+    verifier = task.verifier.model_copy(update={"kind": kind, "tests": names})
+    return task.model_copy(update={"verifier": verifier})
 
 
 def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
@@ -99,10 +142,21 @@ def weakened_tests(files: TaskFiles, episode: Episode | None) -> list[str]:
     return found
 
 
-def _load_files(task_dir: Path, task: Task, hidden: dict[str, str]) -> TaskFiles:
+def _load_files(
+    task_dir: Path, task: Task, hidden: dict[str, str], episode: Episode | None
+) -> TaskFiles:
     probes = [read_tree(task_dir / p) for p in task.probes]
     oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
-    return TaskFiles(task, read_tree(task_dir / task.workspace), oracle, hidden, probes)
+    workspace = read_tree(task_dir / task.workspace)
+    files = TaskFiles(task, workspace, oracle, hidden, probes)
+    changed = {
+        p: t
+        for p, t in oracle.items()
+        if p.endswith(".py") and workspace.get(p) != t and not files.is_test(p)
+    }
+    commands = episode.shell_commands() if episode is not None else []
+    files.inputs = static_inputs(task.request or task.instruction, commands, changed)
+    return files
 
 
 def _rejected(reason: str, **evidence: Any) -> Validation:
@@ -117,7 +171,7 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
     history = "session history read" if episode else "session file unavailable: static checks"
     if task.family == "qa":
         return _judge_qa(task_dir, task, episode, ctx, history)
-    files = _load_files(task_dir, task, hidden)
+    files = _load_files(task_dir, task, hidden, episode)
     weak = weakened_tests(files, episode)
     if weak:
         weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
@@ -126,7 +180,9 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-") as scratch:
         result = run_matrix(ctx.sandbox, files, command, ctx.config, Path(scratch))
     status, reasons, controls, evidence = matrix_controls(result, files, ctx.config)
-    evidence.update(history=history, command=command, hidden_tests=sorted(hidden))
+    derived = install_derived(task_dir, result.strengthened)
+    tests = sorted({*hidden, *([derived] if derived else [])})
+    evidence.update(history=history, command=command, hidden_tests=tests)
     return Validation(status=status, reasons=tuple(reasons), controls=controls, evidence=evidence)
 
 

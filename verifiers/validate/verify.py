@@ -1,8 +1,11 @@
-"""Score one candidate solution against an accepted task (``trajforge verify``).
+"""Score one candidate solution against an accepted task (``trajforge verify``, the training
+reward and eval all call these two functions).
 
 Files: the starting workspace, the solution's files laid over it, the hidden tests on top;
-then the task's check runs in the sandbox. Answers (qa): the answer checker. Tests dropped as
-flaky during validation do not count.
+then the task's check runs in the sandbox and :func:`~.reward.score` gives the fail-to-pass
+reward: 1 when every test that failed on the starting workspace passes and none that passed
+there breaks, else 0. Answers (qa, data): the answer checker. Tests dropped as flaky during
+validation do not count.
 """
 
 from __future__ import annotations
@@ -16,23 +19,12 @@ from trajforge.protocols import Limits, Sandbox
 from trajforge.records import Task
 from trajforge.verifiers.answer import check_answer
 from trajforge.verifiers.validate.files import read_tree, write_tree
-from trajforge.verifiers.validate.junit import RunOutcome
 from trajforge.verifiers.validate.matrix import Runner
 from trajforge.verifiers.validate.qa import expected_answer
+from trajforge.verifiers.validate.reward import score, sets_of
 from trajforge.verifiers.validate.single import layered_solution
 
 DEFAULT_TIMEOUT_S = 60.0
-
-
-def reward_of(run: RunOutcome, dropped: list[str]) -> tuple[float, bool]:
-    """(reward, passed): 1 when the check passes, else the share of kept tests that passed."""
-    if not run.rejects(dropped):
-        return 1.0, True
-    kept = [t for t in run.tests if t.name not in dropped and t.outcome != "skipped"]
-    if run.status != "fail" or not kept:
-        return 0.0, False
-    share = sum(1 for t in kept if t.outcome == "passed") / len(kept)
-    return (round(share, 4) if share < 1 else 0.0), False
 
 
 def verify_answer(task: Task, answer: str) -> dict[str, Any]:
@@ -61,7 +53,7 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         first = write_tree(Path(scratch) / "ws", files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
             run = Runner(box, task.verifier.command, Path(scratch)).run(files, timeout)
-    reward, passed = reward_of(run, dropped)
+    scored = score(run, sets_of(task.validation.evidence), dropped)
     tests = [
         {
             "name": t.name,
@@ -72,8 +64,10 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         for t in run.tests
     ]
     return {
-        "reward": reward,
-        "passed": passed,
+        "reward": scored.reward,
+        "passed": scored.passed,
+        "fail_to_pass": {"passed": scored.fixed, "of": scored.to_fix},
+        "broken": list(scored.broken),
         "status": run.status,
         "exit_code": run.exit_code,
         "detail": run.detail,
