@@ -56,10 +56,11 @@ def build_task(
         "family": cand.family,
         "instruction": instruction,
         "answer": answer,
-        "answer_key": cand.answer_key.model_dump(mode="json") if cand.answer_key else None,
         "verifier": verifier.model_dump(mode="json"),
         "files": {name: _hashes(files) for name, files in folders.items()},
     }
+    if cand.answer_key is not None:  # absent otherwise, so other tasks keep their ids
+        identity["answer_key"] = cand.answer_key.model_dump(mode="json")
     task_id = f"{cand.family}-{sha256_hex(canonical_json(identity))[:ID_CHARS]}"
     end = cand.end or cand.start
     task = Task(

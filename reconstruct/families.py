@@ -16,7 +16,7 @@ from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
-from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, host_paths, judge, threads_of
 from trajforge.reconstruct.triage_live import live_reason
 from trajforge.records import AnswerKey, Event, Family
 
@@ -255,9 +255,10 @@ def _repair(
         f"{len(edits)} change(s) followed, it passed at event {run.result}",
         f"{len(fails) - 1} intermediate failing run(s) kept as wrong-solution probes",
     )
+    instruction = host_paths(_repair_instruction(command, first.output, context), state.root)
     return Candidate(
         "repair",
-        _repair_instruction(command, first.output, context),
+        instruction,
         first.call,
         run.result,
         state.state_at(first.result),

@@ -116,4 +116,8 @@ def written_paths(command: str) -> list[str]:
             paths.extend(args)
         elif head in ("mv", "cp") and len(args) >= 2:
             paths.extend(args[-1:] if head == "cp" else args)
-    return paths
+    return [p for p in paths if not _UNRESOLVED.search(p)]
+
+
+_UNRESOLVED = re.compile(r"[$`*?{}\[\]]")
+"""Shell words still holding a variable, substitution or glob: no path can be known from them."""

@@ -235,7 +235,7 @@ def resolve(text: str, root: str | None, known: Iterable[str], later: bool = Fal
         return m.group(0)
 
     rewritten = rules.AT_MENTION.sub(at, text)
-    rewritten = _host_paths(rewritten, root)
+    rewritten = host_paths(rewritten, root)
     if problem is None:
         problem = _outside_paths(rewritten)
     if problem is None:
@@ -250,13 +250,15 @@ def _relative(ref: str, root: str | None) -> str | None:
         return None
 
 
-def _host_paths(text: str, root: str | None) -> str:
+def host_paths(text: str, root: str | None) -> str:
     """``/Users/me/proj/src/a.py`` → ``src/a.py`` (and the Windows spelling)."""
     if not root:
         return text
     for spelling in {root, root.replace("/", "\\")}:
         sep = "\\" if "\\" in spelling else "/"
-        text = text.replace(spelling.rstrip(sep) + sep, "").replace(spelling, ".")
+        folder = re.escape(spelling.rstrip(sep))
+        text = re.sub(folder + re.escape(sep) + r"(?=\S)", "", text)
+        text = re.sub(folder + r"(?![\w/\\.-])", "the workspace", text)
     return text
 
 

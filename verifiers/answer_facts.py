@@ -19,6 +19,8 @@ from trajforge.records import AnswerKey, Fact
 from trajforge.verifiers.answer import HEDGE, MAX_ANSWER, NEGATION, AnswerCheck
 from trajforge.verifiers.answer_text import Num, find_numbers, number_runs, strip_markdown
 
+CHECKER_VERSION = 1
+"""Bumped when the fact checker's rules change: part of every validation cache key."""
 UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
@@ -49,9 +51,11 @@ def _numbers(text: str) -> list[float]:
 
 
 def _same(expected: float, given: float, decimals: int) -> bool:
+    """Equal as stated: an integer exactly; a decimal when the given rounds to it (136.5 and
+    136.496 for 136.50, never 136.51)."""
     if decimals == 0:
         return expected == given
-    return math.isclose(expected, given, rel_tol=1e-4, abs_tol=0.5 * 10**-decimals)
+    return math.isclose(round(given, decimals), expected, rel_tol=1e-12, abs_tol=1e-12)
 
 
 def _number(fact: Fact, given: str) -> str | None:

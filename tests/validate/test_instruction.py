@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.validate.conftest import local_context, one_per_harness, pick, tasks_of
+from tests.validate.conftest import local_context, pick, tasks_of
 from trajforge.records import Task, Validation, load_record
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -84,11 +84,11 @@ def test_repair_instruction_states_the_visible_command(validated: Path) -> None:
 @pytest.fixture(scope="module")
 def extended(reconstructed: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     tasks = tasks_of(reconstructed)
-    ids = [
+    ids = sorted(
         i
-        for i in one_per_harness(tasks, "extend")
-        if tasks[i].source.harness == "pi" and tasks[i].verifier.tests
-    ]
+        for i, t in tasks.items()
+        if t.family == "extend" and t.source.harness == "pi" and t.verifier.tests
+    )
     out = pick(reconstructed, tmp_path_factory.mktemp("extended"), ids[:1])
     rows = run.run(out, local_context(QUICK))
     assert [r.status for r in rows] == ["accepted"], rows

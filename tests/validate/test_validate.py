@@ -57,8 +57,12 @@ def test_qa_task_answer_controls(validated: Path) -> None:
     (task,) = [t for t in tasks_of(validated).values() if t.family == "qa"]
     v = task.validation
     assert v.status == "accepted", v.reasons
+    assert task.answer_key is not None  # reconstructed: checked by its grounded facts
     assert v.controls["empty"]["result"] == "fail"
-    assert any(n.startswith("perturbed:") for n in v.controls)
+    assert v.controls["paraphrase:facts"] == {**v.controls["paraphrase:facts"], "result": "pass"}
+    wrong = [n for n in v.controls if n.startswith(("number:", "hedged:"))]
+    assert wrong and all(v.controls[n]["result"] == "fail" for n in wrong)
+    assert v.evidence["paraphrases_accepted"] == ["paraphrase:facts"]
     assert v.evidence["reproduced"] and v.evidence["reproduced"][0]["reproduces"]
 
 
@@ -102,7 +106,11 @@ def test_weakened_test_is_never_a_verifier(tmp_path: Path) -> None:
 
 def test_broken_task_does_not_stop_the_others(reconstructed: Path, tmp_path: Path) -> None:
     tasks = tasks_of(reconstructed)
-    out = pick(reconstructed, tmp_path, one_per_harness(tasks, "qa")[:2])
+    out = pick(
+        reconstructed,
+        tmp_path,
+        one_per_harness(tasks, "qa")[:1] + one_per_harness(tasks, "build")[:1],
+    )
     broken = out / "tasks" / "repair-0000000000000000"
     broken.mkdir()
     (broken / "task.json").write_text('{"id": 3}')

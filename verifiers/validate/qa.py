@@ -9,7 +9,14 @@ from typing import Any
 
 from trajforge.protocols import Limits, Sandbox
 from trajforge.records import Task
-from trajforge.verifiers.answer import check_answer, extract_answer, perturbed_answers, reproduces
+from trajforge.verifiers.answer import (
+    AnswerCheck,
+    check_answer,
+    extract_answer,
+    perturbed_answers,
+    reproduces,
+)
+from trajforge.verifiers.answer_facts import check_key
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.history import Episode
 
@@ -82,3 +89,11 @@ def judge_qa(
 def expected_answer(task: Task) -> str:
     """The answer extracted from the final assistant message ('' when there is none)."""
     return extract_answer(task.answer or "").strip()
+
+
+def check_task_answer(task: Task, given: str) -> AnswerCheck:
+    """The one answer check of a qa or data task, as verify, training and eval use it: the
+    task's answer key when it has one (reconstructed qa), else the value checker."""
+    if task.answer_key is not None:
+        return check_key(task.answer_key, given)
+    return check_answer(expected_answer(task), given)

@@ -1,5 +1,7 @@
-"""``OUT/report.json`` and ``OUT/report.html``: totals, a yield funnel per family and the
-control matrix (rows tasks, columns controls), built from the task folders themselves."""
+"""``OUT/report.json`` and ``OUT/report.html``: totals, a yield funnel per family, the control
+matrix (rows tasks, columns controls), and the audit sections (:mod:`.audit`: accepted tasks
+in full, the triage funnel of the reconstruct run, rejections grouped by reason), built from
+the task folders themselves."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import orjson
 from trajforge import __version__
 from trajforge.errors import RecordError
 from trajforge.records import Task, load_record
+from trajforge.verifiers.validate.audit import accepted_rows, rejected_groups, triage_section
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
 from trajforge.verifiers.validate.run import task_dirs
 
@@ -120,6 +123,9 @@ def build_report(out: Path, meta: dict[str, Any]) -> dict[str, Any]:
         "columns": list(COLUMNS),
         "tasks": rows,
         "unreadable": broken,
+        "accepted": accepted_rows(tasks),
+        "rejected_by_reason": rejected_groups(tasks),
+        "triage": triage_section(out),
     }
 
 

@@ -17,7 +17,8 @@ from typing import Any
 from trajforge import __version__
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import Task, Validation
+from trajforge.records import Reason, Task, Validation
+from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened
@@ -35,8 +36,12 @@ from trajforge.verifiers.validate.history import Episode, load_episode
 from trajforge.verifiers.validate.inputs import static_inputs
 from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
+from trajforge.verifiers.validate.qa_key import judge_keyed
 
 HIDDEN_DIR = "tests"
+JUDGE_VERSION = 2
+"""Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
+as workspace_incomplete before any run; keyed qa): part of every validation cache key."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +126,8 @@ def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
     files_hash = content_hash(task_dir, task, folders(task))
     settings = ctx.config.model_dump(mode="json")
     settings["instruction_rewrite"] = REWRITE_VERSION
+    settings["answer_checker"] = CHECKER_VERSION
+    settings["judge"] = JUDGE_VERSION
     if ctx.teacher != "mined":
         settings["teacher"] = ctx.teacher
     return cache_key(files_hash, settings, ctx.backend), files_hash
@@ -167,6 +174,13 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
     """The validation of one prepared task (may raise on sandbox failure; caller catches)."""
     if task.verifier.kind == "none":
         return _rejected("no verifier: no passing check was recorded in the episode")
+    missing = [p for p in task.files.missing if p not in task.files.shell_modified]
+    if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
+        return _rejected(
+            f"{Reason.WORKSPACE_INCOMPLETE}: {len(missing)} files the session touched could not "
+            f"be recovered (e.g. {missing[0]}); its oracle was not run — give the session's "
+            "repository: trajforge reconstruct --repos DIR"
+        )
     episode = load_episode(task, ctx.base_dirs)
     history = "session history read" if episode else "session file unavailable: static checks"
     if task.family == "qa":
@@ -189,6 +203,11 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
 def _judge_qa(
     task_dir: Path, task: Task, episode: Episode | None, ctx: Context, history: str
 ) -> Validation:
+    if task.answer_key is not None:  # reconstructed: grounded facts, whatever else is missing
+        earlier = episode.assistant_texts()[:-1] if episode is not None else []
+        keyed = judge_keyed(task_dir, task, earlier, ctx.sandbox, ctx.config)
+        evidence = {**keyed.evidence, "history": history}
+        return keyed.model_copy(update={"evidence": evidence})
     missing = len(task.files.missing)
     if missing:
         return _rejected(

@@ -17,10 +17,9 @@ from typing import Any
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
 from trajforge.records import Task
-from trajforge.verifiers.answer import check_answer
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.matrix import Runner
-from trajforge.verifiers.validate.qa import expected_answer
+from trajforge.verifiers.validate.qa import check_task_answer
 from trajforge.verifiers.validate.reward import score, sets_of
 from trajforge.verifiers.validate.single import layered_solution
 
@@ -31,7 +30,7 @@ def verify_answer(task: Task, answer: str) -> dict[str, Any]:
     """Reward of an answer to a qa or data-analysis task."""
     if task.family != "qa" and task.verifier.kind != "answer":
         raise UsageError(f"task {task.id} is a {task.family} task: give --files DIR, not --answer")
-    check = check_answer(expected_answer(task), answer)
+    check = check_task_answer(task, answer)
     test = {
         "name": "answer",
         "outcome": "passed" if check.passed else "failed",

@@ -1,0 +1,130 @@
+"""Triage on real dumps people published (../shared/corpus): outcomes checked by reading them.
+
+Every assertion on a named episode was checked by hand against the raw file; the invariants at
+the end are what the triage issue asks of any real dump: no harness text, acknowledgement or
+harness failure becomes a task, no answer repeats, no host path reaches an instruction, every
+file is read and every drop carries a closed reason.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from trajforge.reconstruct import pipeline
+from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct.triage import is_ack
+from trajforge.records import Reason, Task, TriageDrop, load_record
+
+CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pipeline.ReconstructSummary]:
+    if not CORPUS.is_dir():
+        pytest.skip(f"SKIPPED: the shared real corpus is not at {CORPUS}")
+    out = tmp_path_factory.mktemp("real")
+    return out, pipeline.run([CORPUS / "real", CORPUS / "pi-mono"], out)
+
+
+def tasks(out: Path) -> list[Task]:
+    return [load_record(Task, p) for p in sorted(out.glob("tasks/*/task.json"))]
+
+
+def drops(summary: pipeline.ReconstructSummary, file_part: str) -> list[TriageDrop]:
+    return [d for d in summary.dropped if file_part in d.file]
+
+
+def test_every_real_file_is_read(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
+    _, summary = corpus
+    assert summary.exit_code() == 0
+    assert len(summary.inputs) == 16 and all(i.format and i.sessions for i in summary.inputs)
+    assert summary.failed_candidates == []
+
+
+def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
+    out, summary = corpus
+    # bastion: the only user message is an earlier session pasted back (cut-off summary,
+    # opencode TUI lines): harness text, and nothing of it becomes a task
+    bastion = drops(summary, "bastion")
+    assert [d.reason for d in bastion] == [Reason.HARNESS_INJECTED]
+    assert not [t for t in tasks(out) if "bastion" in t.source.path]
+    # speakfree: the IDE wrapper is cut; what is left asks to restart an app on the machine
+    speak = {d.text: d for d in drops(summary, "speakfree")}
+    assert speak["Restart openwhisper"].reason == Reason.LIVE_STATE
+    # random: the pixel-art page and the LICENSE are builds; the "Yes please" that approved
+    # a commit is folded into the LICENSE thread; a question about the session is not a task
+    random = [t for t in tasks(out) if "apanloco" in t.source.path]
+    builds = sorted(t.instruction.splitlines()[0] for t in random if t.family == "build")
+    assert builds == ["hi!", "oh, can you make a LICENSE file with the MIT license?"]
+    lic = next(t for t in random if "LICENSE" in t.instruction)
+    assert (out / "tasks" / lic.id / "oracle" / "LICENSE").is_file()
+    assert summary.triage["claude-code"].merged >= 1
+    asked = {d.text: d.reason for d in drops(summary, "apanloco")}
+    assert asked["when did this session start? at what time?"] == Reason.NOT_SELF_CONTAINED
+
+
+def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
+    out, summary = corpus
+    (grant,) = drops(summary, "Battle-Cities")  # reads the git remote for a grant application
+    assert grant.reason == Reason.LIVE_STATE and "git remote" in grant.detail
+    gitter = [d for d in drops(summary, "dark-factory") if d.text.startswith("@gitter")]
+    # a sub-agent commits; where the thread has edits of its own, @gitter still names an agent
+    # the task environment does not have
+    assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED, Reason.NOT_SELF_CONTAINED}
+    refactor = [t for t in tasks(out) if t.instruction.startswith("Refactor `core/src/index.ts`")]
+    assert [t.instruction for t in refactor] == [
+        "Refactor `core/src/index.ts` to use our `core/src/config.ts`"
+    ]  # @paths resolved to the workspace's files
+
+
+def test_pi_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
+    out, summary = corpus
+    (qa,) = [t for t in tasks(out) if t.family == "qa"]
+    assert qa.instruction == "run_benchmark.sh will run both grpo and asyncgrpo?"
+    assert qa.answer_key is not None and qa.answer_key.required[0].value == "yes"
+    assert all(f.grounded_in.startswith("file:benchmarks/") for f in qa.answer_key.required[1:])
+    assert drops(summary, "large-session")[0].reason == Reason.HARNESS_INJECTED  # "/mode"
+    mono = {d.text: d for d in drops(summary, "before-compaction")}
+    assert mono["why do you go 100 lines at a time you idiot ..."].reason == (
+        Reason.NOT_SELF_CONTAINED
+    )
+    shots = [d for d in drops(summary, "large-session") if "screencaptureui" in d.text]
+    assert shots and all(d.reason == Reason.LIVE_STATE for d in shots)
+    repairs = [t for t in tasks(out) if t.family == "repair"]
+    assert len(repairs) == 3 and all("npm run check" in t.instruction for t in repairs)
+
+
+def test_no_task_is_harness_text_an_ack_or_a_failure(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    out, _ = corpus
+    found = tasks(out)
+    assert found
+    for task in found:
+        request = task.instruction
+        assert not rules.WRAPPED_BLOCKS.search(request), task.id
+        assert not rules.INJECTED_MESSAGES.match(request), task.id
+        assert not is_ack(request), task.id
+        assert "/Users/" not in request and "/home/" not in request, task.id
+        if task.answer:
+            assert not rules.HARNESS_ERRORS.search(task.answer[: rules.ERROR_ANSWER_CHARS]), task.id
+    answers = [t.answer for t in found if t.answer]
+    assert len(answers) == len(set(answers))
+
+
+def test_the_funnel_names_every_drop(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
+    out, summary = corpus
+    counted = sum(sum(c.dropped.values()) for c in summary.triage.values())
+    assert counted == len(summary.dropped) > 100
+    assert {d.reason for d in summary.dropped} >= {
+        Reason.HARNESS_INJECTED,
+        Reason.NOT_SELF_CONTAINED,
+        Reason.LIVE_STATE,
+        Reason.CONVERSATION,
+        Reason.NO_DELIVERABLE,
+        Reason.DELEGATED,
+    }
+    assert all(d.detail and d.file and d.line > 0 for d in summary.dropped)
+    assert (out / "reconstruct.json").is_file()

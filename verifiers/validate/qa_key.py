@@ -1,0 +1,181 @@
+"""Controls of a keyed qa task: the checker must accept paraphrases and reject wrong values.
+
+A reconstructed qa task's :class:`~trajforge.records.AnswerKey` names the grounded facts its
+answer must state. Validation proves the checker on answers it builds from the key — the
+recorded answer, the facts alone, the facts in other words (numbers spelled out) — which
+must pass, and on wrong ones — nothing, each number off by one or doubled, each name swapped
+for another of the workspace's or misspelt, the opposite yes/no, the question echoed back, the
+facts hedged among alternatives — which must fail. Facts grounded in a command's output are
+re-derived by re-running that command on the starting workspace in the sandbox.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from trajforge.protocols import Limits, Sandbox
+from trajforge.reconstruct.facts import Grounds, answer_key
+from trajforge.records import AnswerKey, Fact, Task, Validation
+from trajforge.verifiers.answer_facts import UNITS, check_key
+from trajforge.verifiers.validate.config import ValidateConfig
+
+PREVIEW = 80
+WORDS = {v: k for k, v in UNITS.items() if " " not in k and k not in ("once", "twice")}
+
+
+def _say(fact: Fact, value: str | None = None) -> str:
+    text = value if value is not None else fact.value
+    if fact.kind == "polarity":
+        return "Yes" if text == "yes" else "No"
+    return f"`{text}`" if fact.kind in ("identifier", "path") else text
+
+
+def _render(key: AnswerKey, swap: dict[int, str] | None = None) -> str:
+    """The required facts as one short answer, with some replaced."""
+    swap = swap or {}
+    return "; ".join(_say(f, swap.get(n)) for n, f in enumerate(key.required))
+
+
+def _in_words(key: AnswerKey) -> str | None:
+    """The facts with every small whole number spelled out (None when there is none)."""
+    parts, changed = [], False
+    for fact in key.required:
+        number = fact.value.replace(",", "")
+        if fact.kind == "number" and number.isdigit() and int(number) in WORDS:
+            parts.append(WORDS[int(number)])
+            changed = True
+        else:
+            parts.append(_say(fact))
+    return " — ".join(parts) if changed else None
+
+
+def _wrong_numbers(value: str) -> list[str]:
+    number = value.replace(",", "").rstrip("%").strip()
+    try:
+        x = float(number)
+    except ValueError:
+        return []
+    step = 1.0 if "." not in number else 10 ** -len(number.split(".")[1])
+    options = [x + step, x - step if x - step >= 0 else x + 2 * step, x * 2 if x else 2.0]
+    digits = len(number.split(".")[1]) if "." in number else 0
+    return list(dict.fromkeys(f"{o:.{digits}f}" for o in options if o != x))
+
+
+def _other_name(fact: Fact, key: AnswerKey) -> str:
+    """Another name of the same kind from the answer's facts, else a misspelling."""
+    for other in key.others:
+        if other.kind == fact.kind and other.value.lower() != fact.value.lower():
+            return other.value
+    value = fact.value
+    return value[:-1] + ("X" if value[-1:] != "X" else "Y")
+
+
+def _wrong(key: AnswerKey, question: str) -> dict[str, str]:
+    """Wrong answers that must fail, by control name."""
+    wrong = {"empty": "", "question": question}
+    for n, fact in enumerate(key.required):
+        if fact.kind == "number":
+            for m, bad in enumerate(_wrong_numbers(fact.value)):
+                wrong[f"number:{n}:{m}"] = _render(key, {n: bad})
+            alternatives = " or ".join([fact.value, *_wrong_numbers(fact.value)[:1]])
+            wrong[f"hedged:{n}"] = _render(key, {n: alternatives})
+        elif fact.kind == "polarity":
+            wrong[f"polarity:{n}"] = _render(key, {n: "no" if fact.value == "yes" else "yes"})
+        else:
+            wrong[f"name:{n}"] = _render(key, {n: _other_name(fact, key)})
+    return wrong
+
+
+def _cell(key: AnswerKey, given: str, expect: str) -> dict[str, Any]:
+    check = check_key(key, given)
+    result = "pass" if check.passed else "fail"
+    return {"expect": expect, "result": result, "given": given[:PREVIEW], "reason": check.reason}
+
+
+def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, dict[str, Any]]:
+    """Checker verdicts on valid paraphrases (pass) and wrong answers (fail)."""
+    controls = {
+        "oracle": _cell(key, task.answer or "", "pass"),
+        "paraphrase:facts": _cell(key, _render(key), "pass"),
+    }
+    if (words := _in_words(key)) is not None:
+        controls["paraphrase:words"] = _cell(key, words, "pass")
+    for name, given in _wrong(key, task.request or task.instruction).items():
+        controls[name] = _cell(key, given, "fail")
+    for n, answer in enumerate(a for a in dict.fromkeys(earlier) if a != task.answer):
+        cell = _cell(key, answer, "fail")
+        if cell["result"] == "fail":  # an earlier answer the checker accepts was right then
+            controls[f"probe:{n}"] = cell
+    return controls
+
+
+def reproduce_key(
+    sandbox: Sandbox, workspace: Path, task: Task, key: AnswerKey, cfg: ValidateConfig
+) -> list[dict[str, Any]]:
+    """Re-run each command a required fact was grounded in; the fact must be found again."""
+    commands = {
+        f.grounded_in.removeprefix("output:")
+        for f in key.required
+        if f.grounded_in.startswith("output:")
+    }
+    if not commands:
+        return []
+    rows = []
+    with sandbox.session(workspace, Limits(timeout_s=cfg.timeout_s)) as box:
+        for command in sorted(commands):
+            box.reset(workspace)
+            run = box.run(command, timeout=cfg.timeout_s)
+            question = task.request or task.instruction
+            again = answer_key(question, task.answer or "", Grounds({}, {command: run.stdout}))
+            found = {f.value for f in again.required + again.others} if again else set()
+            wanted = {f.value for f in key.required if f.grounded_in == f"output:{command}"}
+            rows.append(
+                {
+                    "command": command,
+                    "exit_code": run.exit_code,
+                    "reproduces": run.exit_code == 0 and wanted <= found,
+                    "output": run.stdout[-PREVIEW:],
+                    "wall_s": run.wall_s,
+                }
+            )
+    return rows
+
+
+def judge_keyed(
+    task_dir: Path, task: Task, earlier: list[str], sandbox: Sandbox, cfg: ValidateConfig
+) -> Validation:
+    """Accepted when every control of the key behaves and output-grounded facts reproduce."""
+    assert task.answer_key is not None
+    key = task.answer_key
+    controls = key_controls(task, key, earlier)
+    rerun = reproduce_key(sandbox, task_dir / task.workspace, task, key, cfg)
+    evidence: dict[str, Any] = {
+        "answer_key": key.model_dump(mode="json"),
+        "reproduced": rerun,
+        "paraphrases_accepted": sorted(
+            n for n, c in controls.items() if n.startswith("paraphrase") and c["result"] == "pass"
+        ),
+    }
+    reasons = []
+    for name, cell in controls.items():
+        if cell["result"] != cell["expect"]:
+            verb = "rejects" if cell["expect"] == "pass" else "accepts"
+            reasons.append(f"answer checker {verb} {name} answer {cell['given']!r}")
+    for row in rerun:
+        if not row["reproduces"]:
+            reasons.append(f"answer not reproduced: `{row['command']}` no longer prints its facts")
+    if reasons:
+        return Validation(
+            status="rejected", reasons=tuple(reasons), controls=controls, evidence=evidence
+        )
+    wrong = sum(1 for c in controls.values() if c["expect"] == "fail")
+    facts = ", ".join(f"{f.kind} {f.value}" for f in key.required)
+    summary = [
+        f"answer checker accepts the recorded answer and {len(evidence['paraphrases_accepted'])}"
+        f" paraphrase(s) stating {facts}, and rejects all {wrong} wrong answers"
+    ]
+    summary += [f"facts reproduced by `{r['command']}` in the sandbox" for r in rerun]
+    return Validation(
+        status="accepted", reasons=tuple(summary), controls=controls, evidence=evidence
+    )
