@@ -1,18 +1,26 @@
-"""``trajforge export harbor``: accepted tasks as Harbor task directories.
+"""``trajforge export harbor``: accepted tasks as Harbor task directories (task schema 1.3).
 
-Each task becomes ``DIR/<task_id>/`` in the Harbor layout::
+Each task becomes ``DIR/<task_id>/``::
 
-    instruction.md            what the agent is asked to do
-    task.toml                 metadata and timeouts (version, [metadata], [verifier], [agent],
-                              [environment])
-    environment/Dockerfile    python image, WORKDIR /app, the starting workspace copied in
-    environment/workspace/    the starting files
-    solution/solve.sh         lays the oracle files over /app (qa: writes /app/answer.txt)
-    tests/test.sh             copies the hidden tests in, runs the verifier, writes
-                              /logs/verifier/reward.txt (1 pass, 0 fail)
+    instruction.md            the task, plus what is graded (the files in /app; for qa and
+                              data tasks the answer written to /app/answer.txt)
+    task.toml                 [task], [metadata], [verifier] (environment_mode = "separate"),
+                              [agent] (user "agent"), [environment]; artifacts = ["/app"]
+    environment/Dockerfile    the agent's image: pinned python, pinned pytest / polars, a
+                              non-root user ``agent`` owning /app, the starting workspace
+    solution/solve.sh         the oracle: lays the oracle's files over /app, removing only
+                              the files the session removed; qa: the answer; data: runs the
+                              stored polars query and writes its answer
+    tests/Dockerfile          the verifier's image (separate mode builds it from tests/ and
+                              copies tests/ to /tests): pinned python and what test.sh needs
+    tests/test.sh             build / extend / repair: hidden tests (tests/hidden/) over /app,
+                              the task's check, reward 1 if it passes; qa / data: the answer
+                              checker of ``trajforge verify`` (vendored in tests/checker/) on
+                              /app/answer.txt against tests/expected_answer.txt; reward in
+                              /logs/verifier/reward.txt
 
 The scripts honour ``TRAJFORGE_APP`` and ``TRAJFORGE_LOGS`` (defaults ``/app`` and
-``/logs/verifier``) so they also run outside a Harbor container, e.g. in trajforge's sandbox.
+``/logs/verifier``) so they also run outside a container, in trajforge's local sandbox.
 """
 
 from __future__ import annotations
@@ -25,53 +33,33 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from string import Template
 
+from trajforge.splits.harbor_env import (
+    checker_files,
+    checker_requirements,
+    pins,
+)
 from trajforge.splits.tasks import LoadedTask, PackedFile
+from trajforge.verifiers.validate.qa import expected_answer
 
-BASE_IMAGE = "python:3.12-slim"
+SCHEMA_VERSION = "1.3"
+BASE_IMAGE = "python:3.12.8-slim"
+"""Pinned by tag; Harbor's lint would also like a digest, which cannot be looked up offline."""
+AGENT_USER = "agent"
 ANSWER_FILE = "answer.txt"
+ANSWERED = ("qa", "data")
+"""Families graded on the answer file, not on the files in /app."""
+TEMPLATES = Path(__file__).with_name("templates")
+QUERY = ".trajforge-oracle-query.py"
 
-SOLVE = """#!/usr/bin/env bash
-# Oracle solution exported by trajforge: lay the oracle files over the workspace.
+SOLVE_HEAD = """#!/usr/bin/env bash
+# Oracle solution exported by trajforge.
 set -euo pipefail
 APP="${TRAJFORGE_APP:-/app}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$APP"
 """
-
-TEST = """#!/usr/bin/env bash
-# Verifier exported by trajforge: writes 1 (pass) or 0 (fail) to reward.txt.
-set -uo pipefail
-APP="${TRAJFORGE_APP:-/app}"
-LOGS="${TRAJFORGE_LOGS:-/logs/verifier}"
-HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-mkdir -p "$LOGS"
-cd "$APP"
-if [ -d "$HERE/hidden" ]; then cp -R "$HERE/hidden/." "$APP/"; fi
-"""
-
-CHECK_ANSWER = '''"""Compare the agent's answer (argv[1]) with the expected one (argv[2])."""
-import re
-import sys
-
-
-def numbers(text):
-    return [float(n) for n in re.findall(r"-?\\d+(?:\\.\\d+)?", text.replace(",", ""))]
-
-
-def norm(text):
-    return " ".join(text.lower().split()).strip(" .")
-
-
-given, expected = (open(p, encoding="utf-8").read() for p in sys.argv[1:3])
-want = numbers(expected)
-if want:
-    have = numbers(given)
-    ok = all(any(abs(w - h) <= 1e-6 * max(1.0, abs(w)) for h in have) for w in want)
-else:
-    ok = norm(expected) in norm(given)
-sys.exit(0 if ok else 1)
-'''
 
 
 @dataclass(frozen=True)
@@ -96,7 +84,16 @@ def verifier_command(item: LoadedTask) -> str | None:
     return None
 
 
-def _write_files(root: Path, files: tuple[PackedFile, ...]) -> None:
+def removed_files(item: LoadedTask) -> list[str]:
+    """Files the session removed: in the starting workspace, not in the oracle. Only build /
+    extend / repair oracles are the whole final workspace; a data task's oracle is its query."""
+    if item.task.family in ANSWERED:
+        return []
+    start = {f.path for f in item.folders.get("workspace", ())}
+    return sorted(start - {f.path for f in item.folders.get("oracle", ())})
+
+
+def _write_files(root: Path, files: Sequence[PackedFile]) -> None:
     for f in files:
         target = root / f.path
         if not target.resolve().is_relative_to(root.resolve()):
@@ -108,48 +105,84 @@ def _write_files(root: Path, files: tuple[PackedFile, ...]) -> None:
 
 def _toml(item: LoadedTask) -> str:
     task = item.task
-    tags = json.dumps(["trajforge", task.family, task.source.harness])
+    keywords = json.dumps(["trajforge", task.family, task.source.harness])
+    description = json.dumps(f"{task.family} task from a {task.source.harness} session")
     return (
-        'version = "1.0"\n\n[metadata]\nauthor_name = "trajforge"\n'
-        f'difficulty = "unknown"\ncategory = {json.dumps(task.family)}\ntags = {tags}\n'
+        f'schema_version = "{SCHEMA_VERSION}"\nartifacts = ["/app"]\n\n'
+        f'[task]\nname = "trajforge/{task.id}"\ndescription = {description}\n'
+        f"keywords = {keywords}\n\n"
+        f"[metadata]\ncategory = {json.dumps(task.family)}\n"
         f"trajforge_task_id = {json.dumps(task.id)}\n"
         f"source_harness = {json.dumps(task.source.harness)}\n"
         f"source_session = {json.dumps(task.source.session)}\n\n"
-        "[verifier]\ntimeout_sec = 300.0\n\n[agent]\ntimeout_sec = 1800.0\n\n"
+        '[verifier]\ntimeout_sec = 300.0\nenvironment_mode = "separate"\n\n'
+        "[verifier.environment]\nbuild_timeout_sec = 600.0\ncpus = 1\nmemory_mb = 2048\n\n"
+        f'[agent]\ntimeout_sec = 1800.0\nuser = "{AGENT_USER}"\n\n'
         "[environment]\nbuild_timeout_sec = 600.0\ncpus = 1\nmemory_mb = 2048\nstorage_mb = 4096\n"
     )
 
 
+def _pip(packages: Sequence[str]) -> list[str]:
+    found = pins(packages)
+    return [f"RUN pip install --no-cache-dir {' '.join(found)}"] if found else []
+
+
+def _runtime(item: LoadedTask, command: str) -> list[str]:
+    """Packages the task's own code and check need at run time."""
+    if item.task.family == "data":
+        return ["polars"]
+    return ["pytest"] if "pytest" in command else []
+
+
 def _dockerfile(item: LoadedTask, command: str) -> str:
-    lines = [f"FROM {BASE_IMAGE}", "WORKDIR /app"]
-    if "pytest" in command:
-        lines.append("RUN pip install --no-cache-dir pytest")
+    lines = [f"FROM {BASE_IMAGE}", *_pip(_runtime(item, command))]
+    lines += [f"RUN useradd --create-home --shell /bin/bash {AGENT_USER}", "WORKDIR /app"]
     if item.folders.get("workspace"):
-        lines.append("COPY workspace/ /app/")
+        lines.append(f"COPY --chown={AGENT_USER}:{AGENT_USER} workspace/ /app/")
+    lines.append(f"RUN chown {AGENT_USER}:{AGENT_USER} /app")
+    return "\n".join(lines) + "\n"
+
+
+def _verifier_dockerfile(item: LoadedTask, command: str) -> str:
+    needs = checker_requirements() if item.task.family in ANSWERED else _runtime(item, command)
+    lines = [f"FROM {BASE_IMAGE}", *_pip(needs), "COPY . /tests/", "WORKDIR /app"]
     return "\n".join(lines) + "\n"
 
 
 def _solve(item: LoadedTask) -> str:
-    if item.task.family == "qa":
-        return SOLVE + f'cp "$HERE/{ANSWER_FILE}" "$APP/{ANSWER_FILE}"\n'
-    start = {f.path for f in item.folders.get("workspace", ())}
-    end = {f.path for f in item.folders.get("oracle", ())}
-    script = SOLVE
-    for gone in sorted(start - end):
+    family = item.task.family
+    if family == "qa":
+        return SOLVE_HEAD + f'cp "$HERE/{ANSWER_FILE}" "$APP/{ANSWER_FILE}"\n'
+    if family == "data":
+        return SOLVE_HEAD + (
+            f'cp "$HERE/oracle/query.py" "$APP/{QUERY}"\n'
+            f'python3 "$APP/{QUERY}" > "$APP/{ANSWER_FILE}"\n'
+            f'rm -f -- "$APP/{QUERY}"\n'
+        )
+    script = SOLVE_HEAD
+    for gone in removed_files(item):
         script += f"rm -f -- {shlex.quote(gone)}\n"
     return script + 'if [ -d "$HERE/oracle" ]; then cp -R "$HERE/oracle/." "$APP/"; fi\n'
 
 
 def _test(item: LoadedTask, command: str) -> str:
-    if item.task.family == "qa":
-        check = f'python3 "$HERE/check_answer.py" "$APP/{ANSWER_FILE}" "$HERE/expected_answer.txt"'
-    else:
-        check = command
-    return (
-        TEST
-        + f"( {check} )\n"
-        + "if [ $? -eq 0 ]; then REWARD=1; else REWARD=0; fi\n"
-        + 'echo "$REWARD" > "$LOGS/reward.txt"\n'
+    if item.task.family in ANSWERED:
+        text = (TEMPLATES / "harbor_test_answer.sh").read_text()
+        return Template(text).safe_substitute(answer_file=ANSWER_FILE)
+    text = (TEMPLATES / "harbor_test_code.sh").read_text()
+    return Template(text).safe_substitute(command=command)
+
+
+def _instruction(item: LoadedTask, command: str) -> str:
+    text = item.task.instruction.rstrip() + "\n\n"
+    if item.task.family in ANSWERED:
+        return text + (
+            f"Write your final answer, and only the answer, to /app/{ANSWER_FILE}: that file is "
+            "what is graded.\n"
+        )
+    return text + (
+        f"Work in /app. When you finish, the files in /app are graded: hidden tests are added "
+        f"and `{command}` must pass there.\n"
     )
 
 
@@ -158,25 +191,26 @@ def export_task(item: LoadedTask, dest: Path) -> None:
     task = item.task
     command = verifier_command(item) or ""
     dest.mkdir(parents=True)
-    instruction = task.instruction.rstrip() + "\n"
-    if task.family == "qa":
-        instruction += f"\nWrite your final answer to /app/{ANSWER_FILE}.\n"
-    (dest / "instruction.md").write_text(instruction)
+    (dest / "instruction.md").write_text(_instruction(item, command))
     (dest / "task.toml").write_text(_toml(item))
-    env = dest / "environment"
-    env.mkdir()
+    env, solution, tests = dest / "environment", dest / "solution", dest / "tests"
+    for folder in (env, solution, tests):
+        folder.mkdir()
     (env / "Dockerfile").write_text(_dockerfile(item, command))
+    (tests / "Dockerfile").write_text(_verifier_dockerfile(item, command))
     _write_files(env / "workspace", item.folders.get("workspace", ()))
-    solution, tests = dest / "solution", dest / "tests"
-    solution.mkdir()
-    tests.mkdir()
     if task.family == "qa":
-        (solution / ANSWER_FILE).write_text((task.answer or "") + "\n")
-        (tests / "expected_answer.txt").write_text((task.answer or "") + "\n")
-        (tests / "check_answer.py").write_text(CHECK_ANSWER)
-    else:
+        (solution / ANSWER_FILE).write_text(expected_answer(task) + "\n")
+    if task.family in ANSWERED:
+        (tests / "expected_answer.txt").write_text(expected_answer(task) + "\n")
+        (tests / "grade_answer.py").write_text((TEMPLATES / "harbor_grade_answer.py").read_text())
+        for rel, text in checker_files().items():
+            (tests / "checker" / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tests / "checker" / rel).write_text(text)
+    if task.family != "qa":
         _write_files(solution / "oracle", item.folders.get("oracle", ()))
-    _write_files(tests / "hidden", item.folders.get("tests", ()))
+    if task.family not in ANSWERED:
+        _write_files(tests / "hidden", item.folders.get("tests", ()))
     for script, text in (
         (solution / "solve.sh", _solve(item)),
         (tests / "test.sh", _test(item, command)),
@@ -193,18 +227,22 @@ def export(items: Sequence[LoadedTask], target: Path) -> Iterator[ExportOutcome]
 
 
 def _export_one(item: LoadedTask, target: Path) -> ExportOutcome:
-    task_id = item.task.id
-    if item.task.family != "qa" and verifier_command(item) is None:
-        return ExportOutcome(task_id, "rejected", "no verifier command or hidden tests to run")
-    if item.task.family == "qa" and not item.task.answer:
-        return ExportOutcome(task_id, "rejected", "qa task without an expected answer")
-    staging = Path(tempfile.mkdtemp(prefix=f".{task_id}.", dir=target))
+    task = item.task
+    if task.family not in ANSWERED and verifier_command(item) is None:
+        return ExportOutcome(task.id, "rejected", "no verifier command or hidden tests to run")
+    if task.family in ANSWERED and not expected_answer(task):
+        return ExportOutcome(task.id, "rejected", f"{task.family} task without an expected answer")
+    if task.family == "data" and not any(
+        f.path == "query.py" for f in item.folders.get("oracle", ())
+    ):
+        return ExportOutcome(task.id, "rejected", "data task without its oracle query.py")
+    staging = Path(tempfile.mkdtemp(prefix=f".{task.id}.", dir=target))
     try:
         export_task(item, staging / "task")
-        final = target / task_id
+        final = target / task.id
         if final.exists():
             shutil.rmtree(final)
         (staging / "task").rename(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ExportOutcome(task_id, "accepted")
+    return ExportOutcome(task.id, "accepted")

@@ -13,10 +13,15 @@ import pytest
 
 from tests.conftest import FIXTURES
 from tests.sandbox.conftest import load_backend
+from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits
+from trajforge.reconstruct import pipeline
 from trajforge.splits import harbor
 from trajforge.splits.atif import export as export_atif
-from trajforge.splits.tasks import load_tasks
+from trajforge.splits.tasks import LoadedTask, PackedFile, load_tasks
+from trajforge.verifiers.answer import perturbed_answers
+
+FAMILIES = ("build", "data", "extend", "qa", "repair")
 
 RUN = (
     "export TRAJFORGE_APP=$PWD TRAJFORGE_LOGS=$PWD/.harbor/logs; "
@@ -42,33 +47,117 @@ def test_harbor_layout(accepted_out: Path, tmp_path: Path) -> None:
             assert (root / rel).is_file(), rel
         assert (root / "tests" / "test.sh").stat().st_mode & 0o111
         config = tomllib.loads((root / "task.toml").read_text())
-        assert config["version"] == "1.0" and config["verifier"]["timeout_sec"] > 0
+        assert config["schema_version"] == "1.3" and config["artifacts"] == ["/app"]
+        assert config["task"]["name"] == f"trajforge/{task_id}"
+        assert config["verifier"]["environment_mode"] == "separate"
+        assert config["verifier"]["timeout_sec"] > 0 and config["agent"]["user"] == "agent"
         assert config["metadata"]["trajforge_task_id"] == task_id
         assert "/logs/verifier" in (root / "tests" / "test.sh").read_text()
-        assert "WORKDIR /app" in (root / "environment" / "Dockerfile").read_text()
+        for dockerfile in (root / "environment" / "Dockerfile", root / "tests" / "Dockerfile"):
+            text = dockerfile.read_text()
+            assert text.startswith(f"FROM {harbor.BASE_IMAGE}\n") and ":latest" not in text
+            for line in [ln for ln in text.splitlines() if "pip install" in ln]:
+                assert all("==" in word for word in line.split()[4:]), line  # pinned
+        agent = (root / "environment" / "Dockerfile").read_text()
+        assert "useradd --create-home --shell /bin/bash agent" in agent
+        assert "chown agent:agent /app" in agent
+        assert "COPY . /tests/" in (root / "tests" / "Dockerfile").read_text()
     skipped = [o for o in outcomes if o.status == "rejected"]
     assert all(o.reason for o in skipped)
 
 
-@pytest.mark.parametrize("family", ["repair", "qa"])
-def test_exported_task_scores_its_solution_in_the_sandbox(
-    accepted_out: Path, tmp_path: Path, family: str
-) -> None:
+def test_solve_removes_only_what_the_session_removed(accepted_out: Path, tmp_path: Path) -> None:
+    item = next(t for t in load_tasks(accepted_out).accepted if t.task.family == "repair")
+    gone = item.folders["workspace"][0]
+    oracle = tuple(f for f in item.folders["oracle"] if f.path != gone.path)
+    removing = LoadedTask(item.task, {**item.folders, "oracle": oracle}, item.content_hash)
+    assert harbor.removed_files(removing) == [gone.path]
+    data = LoadedTask(
+        item.task.model_copy(update={"family": "data"}),
+        {"workspace": (gone,), "oracle": (PackedFile("query.py", "print(1)\n"),)},
+        item.content_hash,
+    )
+    assert harbor.removed_files(data) == []  # a data task's oracle is its query, not a tree
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One validated task per family (pi sessions + a data task), exported: family → dir."""
+    from trajforge.reconstruct.dataenv import build
+    from trajforge.verifiers.validate import run
+    from trajforge.verifiers.validate.config import ValidateConfig
+    from trajforge.verifiers.validate.single import Context
+
     sandbox = load_backend("local")
-    items = [t for t in load_tasks(accepted_out).accepted if t.task.family == family]
-    item = next(t for t in items if t.folders["workspace"])
-    assert [o.status for o in harbor.export([item], tmp_path / "harbor")] == ["accepted"]
-    root = tmp_path / "harbor" / item.task.id
-    workspace = tmp_path / "ws"
-    shutil.copytree(root / "environment" / "workspace", workspace)
+    out = tmp_path_factory.mktemp("graded")
+    pipeline.run([FIXTURES / "pi" / f"{n}.jsonl" for n in ("build", "extend", "repair", "qa")], out)
+    build([], out, count=1, seed=5)
+    cfg = ValidateConfig(max_mutants=0, oracle_runs=1)
+    run.run(out, Context(sandbox, "local", "host", cfg, base_dirs=(Path.cwd(),)))
+    chosen: dict[str, LoadedTask] = {}
+    for item in load_tasks(out).accepted:
+        chosen.setdefault(item.task.family, item)
+    assert set(chosen) == set(FAMILIES), sorted(chosen)
+    target = tmp_path_factory.mktemp("harbor")
+    assert {o.status for o in harbor.export(list(chosen.values()), target)} == {"accepted"}
+    return {family: target / item.task.id for family, item in chosen.items()}
+
+
+def _wrong(task: Path) -> dict[str, str]:
+    """A plausible wrong solution: a near-miss answer, or the oracle's code stubbed out."""
+    expected = task / "tests" / "expected_answer.txt"
+    if expected.exists():
+        return {"answer.txt": perturbed_answers(expected.read_text().strip(), 0)[0] + "\n"}
+    oracle = task / "solution" / "oracle"
+    files = {p.relative_to(oracle).as_posix(): p.read_text() for p in oracle.rglob("*.py")}
+    return stub_files(files, skip=lambda p: "test" in p)
+
+
+def _local_trial(task: Path, agent: str | dict[str, str], tmp: Path) -> float:
+    sandbox = load_backend("local")
+    workspace = tmp / "ws"
+    workspace.mkdir(parents=True)
+    if (task / "environment" / "workspace").is_dir():
+        shutil.copytree(task / "environment" / "workspace", workspace, dirs_exist_ok=True)
     for part in ("solution", "tests"):
-        shutil.copytree(root / part, workspace / ".harbor" / part)
+        shutil.copytree(task / part, workspace / ".harbor" / part)
+    for rel, text in agent.items() if isinstance(agent, dict) else ():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    solve = "bash .harbor/solution/solve.sh && " if agent == "oracle" else ""
     with sandbox.session(workspace, Limits(timeout_s=120)) as box:
-        solved = box.run(RUN.format(solve="bash .harbor/solution/solve.sh && "))
-        assert solved.stdout.strip() == "1", solved
-        box.reset()
-        unsolved = box.run(RUN.format(solve=""))
-        assert unsolved.stdout.strip() == "0", unsolved
+        done = box.run(RUN.format(solve=solve))
+    return float(done.stdout.strip())
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_exported_task_grades_oracle_nop_and_wrong_locally(
+    graded: dict[str, Path], tmp_path: Path, family: str
+) -> None:
+    task = graded[family]
+    instruction = (task / "instruction.md").read_text()
+    assert ("/app/answer.txt" if family in ("qa", "data") else "files in /app") in instruction
+    rewards = [
+        _local_trial(task, agent, tmp_path / str(n))
+        for n, agent in enumerate(["oracle", "nop", _wrong(task)])
+    ]
+    assert rewards == [1.0, 0.0, 0.0], family
+
+
+@pytest.mark.docker
+def test_exported_tasks_under_harbors_layout_in_docker(graded: dict[str, Path]) -> None:
+    """Workspace at /app, tests at /tests, a separate verifier container, reward from
+    /logs/verifier/reward.txt (see tests/support/harbor.py for what is emulated)."""
+    import docker
+
+    from tests.support.harbor import trial
+    from trajforge.verifiers.sandbox.image import IMAGE_TAG
+
+    load_backend("docker")  # skips loudly without an engine or the sandbox image
+    client = docker.from_env(timeout=120)
+    for family, task in sorted(graded.items()):
+        got = [trial(client, IMAGE_TAG, task, a) for a in ("oracle", "nop", _wrong(task))]
+        assert [r for r, _ in got] == [1.0, 0.0, 0.0], (family, [out[-400:] for _, out in got])
 
 
 def test_atif_export_of_fixture_sessions(tmp_path: Path) -> None:
