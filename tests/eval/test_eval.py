@@ -152,3 +152,20 @@ def test_an_attempt_that_cannot_run_is_an_error_row(dataset: Path, tmp_path: Pat
     assert row["status"] == "error" and row["reward"] is None and row["success"] is None
     assert "source.path" in row["reasons"][0] and "not found" in row["reasons"][0]
     assert compute([row], 1, BOOT)["repair"]["adapter"]["errors"] == 1
+
+
+def test_giving_up_scores_zero_on_every_family(dataset: Path, tmp_path: Path) -> None:
+    """The give-up arm in the real harness on extend, repair and qa: reward 0 each. (Two of
+    the extend task's three hidden tests pass on the starting workspace: "the share of hidden
+    tests passed" paid 0.67 for doing nothing; the fail-to-pass reward pays 0.)"""
+    need_pi()
+    ref = DatasetRef(path=str(dataset), revision=REVISION, split="test")
+    tasks = load_dataset(ref, tmp_path).tasks
+    assert {t.family for t in tasks} == {"extend", "repair", "qa"}
+    config = load_config(REPO / "examples" / "eval-scripted-cpu.toml")
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    for n, task in enumerate(tasks):
+        attempt = Attempt("base", task, n)
+        got = run_attempt(config, config.arms.base, None, attempt, sandbox)
+        assert got["status"] == "ok" and got["reward"] == 0.0, (task.family, got)
+        assert got["success"] is False

@@ -113,3 +113,18 @@ def test_axis_tops_are_round() -> None:
         10.0,
         50.0,
     ]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_accuracy_table_names_each_pass_at_column_once(k: int) -> None:
+    from trajforge.train.evaluation.report import accuracy_table
+
+    rows = [
+        row(arm, f"t{i}", "extend", 1.0 if arm == "adapter" else 0.0, 3)
+        for i in range(3)
+        for arm in ("base", "adapter")
+        for _ in range(k)
+    ]
+    _, head, body = accuracy_table(compute(rows, k, BOOT), k)
+    assert len(head) == len(set(head)) == len(body[0])
+    assert [h for h in head if "pass@" in h] == [f"base pass@{k}", f"adapter pass@{k}"]
