@@ -20,6 +20,7 @@ denial, hook block) are errors whose command never ran, so their exit code is un
 
 from __future__ import annotations
 
+import bisect
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,7 +156,13 @@ def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _main_path(records: list[Record], source: str, warnings: list[ParseWarning]) -> set[str]:
-    """uuids on the path from the last non-sidechain message back to the root."""
+    """uuids on the path from the last non-sidechain message back to the root.
+
+    Hook progress and system records form chains of their own off a tool call, and the next
+    message may hang off the end of such a chain; the conversation then went on from the last
+    message written before it, so a message whose parent is not a message continues from that
+    one (a real fork's parent is a message).
+    """
     nodes: dict[str, Record] = {}
     for rec in reversed(records):  # the first line with a uuid wins
         nodes[_uuid(rec[1]) or ""] = rec
@@ -164,6 +171,7 @@ def _main_path(records: list[Record], source: str, warnings: list[ParseWarning])
         for r in records
         if r[1]["type"] in ("user", "assistant") and not r[1].get("isSidechain") and _uuid(r[1])
     ]
+    lines = [line for line, _ in conv]
     on_path: set[str] = set()
     current = _uuid(conv[-1][1]) if conv else None
     while current is not None and current not in on_path:
@@ -176,6 +184,9 @@ def _main_path(records: list[Record], source: str, warnings: list[ParseWarning])
             message = f"parentUuid {parent!r} not found: the conversation starts here"
             warnings.append(ParseWarning(file=source, line=line, message=message))
             break
+        if nodes[parent][1]["type"] not in ("user", "assistant"):
+            at = bisect.bisect_left(lines, line)  # the last message before this one
+            parent = _uuid(conv[at - 1][1]) if at > 0 else None
         current = parent
     return on_path
 

@@ -128,3 +128,25 @@ def test_the_funnel_names_every_drop(corpus: tuple[Path, pipeline.ReconstructSum
     }
     assert all(d.detail and d.file and d.line > 0 for d in summary.dropped)
     assert (out / "reconstruct.json").is_file()
+
+
+def test_claude_code_hook_chains_do_not_hide_the_conversation() -> None:
+    """speakfree's hooks write progress records that branch off a tool call; later messages
+    hang off the end of that branch. Every tool call of the file must still be read."""
+    import json
+
+    from trajforge.reconstruct.formats.claude_code import ClaudeCodeFormat
+
+    path = CORPUS / "real" / "claude" / "definitelyreal__speakfree" / "session.jsonl"
+    if not path.is_file():
+        pytest.skip(f"SKIPPED: {path} is not here")
+    uses = set()
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        content = (record.get("message") or {}).get("content")
+        if record.get("type") == "assistant" and isinstance(content, list):
+            uses |= {b["id"] for b in content if b.get("type") == "tool_use"}
+    (session,) = list(ClaudeCodeFormat().parse(path))
+    calls = {e.call_id for e in session.events if e.kind == "tool_call"}
+    assert len(uses) == 74 and calls == uses
+    assert "off_path" not in session.skipped
