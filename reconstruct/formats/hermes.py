@@ -118,18 +118,33 @@ class HermesFormat:
     def sniff(self, path: Path, head: bytes) -> bool:
         if _TRAJECTORY_START.match(head) or is_gateway(head) or is_export(head):
             return True
+        if is_session_index(path, head):
+            return True
         if _SNAPSHOT_START.match(head):
             return b'"session_start"' in head and b'"system_prompt"' in head
         return False
 
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         name = path.name.removesuffix(".gz")
+        if is_session_index(path, _head(path)):
+            return  # the gateway's index of the transcripts beside it: nothing to read
         if is_gateway(_head(path)):
             yield gateway_session(path)
         elif name.endswith(".json") and not _first_line_is_json(path):
             yield from _parse_document(path)
         else:
             yield from _parse_lines(path)
+
+
+def is_session_index(path: Path, head: bytes) -> bool:
+    """``~/.hermes/sessions/sessions.json``: the gateway's map of session keys to entries
+    (``session_key``, ``session_id``, …) kept beside the ``<id>.jsonl`` transcripts."""
+    return (
+        path.name == "sessions.json"
+        and head.lstrip()[:1] == b"{"
+        and b'"session_id"' in head
+        and b'"session_key"' in head
+    )
 
 
 def _head(path: Path) -> bytes:

@@ -130,3 +130,26 @@ def test_first_line_alone_decides(tmp_path: Path) -> None:
     assert not FMT.sniff(plain, read_head(plain))
     later = _write(tmp_path / "notes.jsonl", [{"note": 1}, {"role": "session_meta"}])
     assert not FMT.sniff(later, read_head(later))
+
+
+def test_the_gateways_session_index_beside_its_transcripts_is_not_an_error(tmp_path: Path) -> None:
+    """~/.hermes/sessions holds sessions.json (session key → entry) next to <id>.jsonl."""
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    (sessions / GATEWAY.name).write_bytes(GATEWAY.read_bytes())
+    index = {
+        "agent:main:telegram:dm": {
+            "session_key": "agent:main:telegram:dm",
+            "session_id": GATEWAY.stem,
+            "created_at": "2026-05-01T10:00:00",
+            "updated_at": "2026-05-01T10:05:00",
+            "platform": "telegram",
+            "chat_type": "dm",
+        }
+    }
+    (sessions / "sessions.json").write_text(json.dumps(index))
+    summary = pipeline.run([sessions], tmp_path / "out")
+    assert summary.exit_code() == 0, summary.inputs
+    rows = {Path(i.path).name: i for i in summary.inputs}
+    assert rows["sessions.json"].error is None and rows["sessions.json"].sessions == 0
+    assert rows[GATEWAY.name].sessions == 1
