@@ -98,6 +98,8 @@ def test_every_generated_task_validates_accepted(built: Path, tmp_path: Path) ->
         assert validation.status == "accepted"
         assert validation.controls["oracle"]["passed"] is True
         assert validation.controls["empty"]["passed"] is False
+        said = validation.controls["paraphrases"]  # a valid rewording is accepted
+        assert said and all(c["passed"] for c in said), said
         assert validation.controls["perturbed_answers"]
         assert all(not c["passed"] for c in validation.controls["perturbed_answers"])
         assert all(not c["passed"] for c in validation.controls["perturbed_queries"].values())

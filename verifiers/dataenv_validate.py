@@ -224,6 +224,9 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -
     controls["empty"] = empty.model_dump()
     if empty.passed:
         rejected.append("the checker accepts an empty answer")
+    said = [check_answer(answer, other) for other in paraphrases(answer)]
+    controls["paraphrases"] = [c.model_dump() for c in said]
+    rejected += [f"the checker rejects the paraphrase {c.given!r}" for c in said if not c.passed]
     near = [check_answer(answer, wrong) for wrong in perturbed_answers(answer, seed)]
     controls["perturbed_answers"] = [c.model_dump() for c in near]
     rejected += [f"the checker accepts the near miss {c.given!r}" for c in near if c.passed]
@@ -237,6 +240,7 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -
         )
     reasons = (
         f"oracle query reproduces the answer: {check.reason}",
+        f"{len(said)} paraphrases of the answer accepted",
         "empty answer rejected",
         f"{len(near)} near-miss answers rejected",
         f"{len(controls['perturbed_queries'])} perturbed queries give rejected answers",
@@ -244,6 +248,15 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -
     return Validation(
         status="accepted", reasons=reasons, controls=controls, evidence=_evidence(ran, backend)
     )
+
+
+def paraphrases(answer: str) -> list[str]:
+    """The expected answer as a person would write it: in a sentence, marked, in bold."""
+    value = answer.strip()
+    if "\n" in value:  # a list: the same items in a sentence
+        value = ", ".join(line.strip() for line in value.splitlines() if line.strip())
+        return [f"Answer: {value}"]
+    return [f"The answer is {value}.", f"Answer: {value}", f"**{value}**"]
 
 
 def _perturbed_queries(
