@@ -299,9 +299,7 @@ POOL = (
     "    def __init__(self, workers=None):\n"
     "        self.workers = MAX_WORKERS if workers is None else workers\n"
 )
-QUESTION = (
-    "How many worker threads does the pool start by default, and which setting controls it?"
-)
+QUESTION = "How many worker threads does the pool start by default, and which setting controls it?"
 ANSWER = (
     "It starts 8 workers by default, from MAX_WORKERS in pool/settings.py "
     "(used when workers is None)."
@@ -350,3 +348,29 @@ def test_an_answer_resting_on_the_machine_is_live_state() -> None:
     s.shell("lsof -i :5432", 0, "postgres 123 me 5u IPv4 TCP localhost:postgresql (LISTEN)")
     found = run(s.say("It's `postgres` (pid 123)."))
     assert [r for r, _ in reasons(found)] == ["live_state"]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "answer"),
+    [
+        ("Yes, proceed with automatic token mapping now.",
+         "The tool has hit its limit (1 call maximum). Please try again later."),
+        ("whoami", "root"),
+        ("hi", "Hello! How can I help you today?"),
+        ("login", "Invalid API key · Please run /login"),
+        ("/exit", "Bye!"),
+        ("<task-notification><task-id>a1</task-id><status>done</status></task-notification>",
+         "The background build finished."),
+        ("[uploaded: report.pdf] Create a template from this PDF.", "Done."),
+        ("What changed in the Dockerfile?", "Request timed out"),
+        ("What changed in the Dockerfile?", "You're out of extra usage · resets 5am"),
+        ("Commit the Dockerfile changes", "Committed and pushed only the Dockerfile changes."),
+    ],
+)  # fmt: skip
+def test_what_real_dumps_were_accepted_as_tasks_is_not(request_text: str, answer: str) -> None:
+    """Instructions and answers a previous version accepted as qa tasks from real dumps."""
+    s = Script().user("Add a sub(a, b) function to calc.py").read("calc.py", CALC)
+    s.say("Which file?").user(request_text).read("Dockerfile", "FROM python:3.11\n")
+    found = run(s.say(answer))
+    assert found.candidates == [], [c.instruction for c in found.candidates]
+    assert len(found.drops) + found.merged >= 2  # the first thread and this one, each accounted
