@@ -25,12 +25,13 @@ WRAPPED_BLOCKS = re.compile(
       |user_instructions|permissions\ instructions|command-name|command-message|command-args
       |command-contents|local-command-stdout|local-command-stderr|local-command-caveat
       |task-notification|user-prompt-submit-hook|bash-notification|turn_aborted
-      |user_shell_command|system_instruction|session-start-hook|hook_output)>
+      |user_shell_command|system_instruction|session-start-hook|hook_output|bash-input
+      |bash-stdout|bash-stderr)>
     .*?(?:</(?P=tag)>|\Z)
     """
 )
 """XML-ish blocks Claude Code (IDE context, reminders, slash commands, local command output,
-background-task notifications, hooks) and Codex (environment / user-instruction context) wrap
+the person's own `!` shell commands, background-task notifications, hooks) and Codex (environment / user-instruction context) wrap
 around or instead of what the person typed. They are cut out; what is left is the request."""
 
 INJECTED_MESSAGES = re.compile(
