@@ -201,6 +201,7 @@ def run_async(
     from datasets import Dataset
     from trl.experimental.async_grpo import AsyncGRPOTrainer
 
+    from trajforge.train.trainer import drop_log_printer
     from trajforge.train.tree_attention import use_on_cpu
 
     if use_on_cpu():
@@ -223,6 +224,7 @@ def run_async(
         )  # fmt: skip
     except ValueError as exc:  # TRL's checks of the server's LoRA limits and of the model
         raise UsageError(f"trainer.backend = 'async_grpo': {exc}") from exc
+    drop_log_printer(trainer, config)
     if not trainer._lora_sync:  # TRL chose merged weights over NCCL (see its warning)
         raise UsageError(f"trainer.vllm_url {url}: {NO_RUNTIME_LORA}; {_launch_hint(config)}")
     trainer._lora_name = worker.lora_name  # TRL publishes <name>-vN; the worker asks for it

@@ -73,6 +73,9 @@ class TrainerConfig(_Table):
     """Trainer and sampling seed."""
     bf16: bool = False
     """Train in bfloat16 (GPU)."""
+    progress: bool = True
+    """TRL's progress bar and per-step log lines on the terminal (``trajforge demo`` turns them
+    off; the per-step log is in ``metrics.json`` either way)."""
 
 
 class LoraSettings(_Table):

@@ -142,6 +142,8 @@ def build(arch: str, folder: Path) -> Path:
     import torch
     from transformers import AutoModelForCausalLM
 
+    from trajforge.train.quiet import quiet_libraries
+
     log.info("building tiny:%s into %s", arch, folder)
     tokenizer = build_tokenizer()
     config = model_config(arch, len(tokenizer), tokenizer)
@@ -151,8 +153,9 @@ def build(arch: str, folder: Path) -> Path:
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     tmp = folder.with_name(folder.name + f".tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
+    with quiet_libraries(progress=False):
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
     shutil.rmtree(folder, ignore_errors=True)
     tmp.replace(folder)
     return folder

@@ -31,6 +31,7 @@ from trajforge.records import DeploymentUnit, Provenance, Task, dump_record, loa
 from trajforge.registry import SANDBOXES, create
 from trajforge.train import ranks
 from trajforge.train.config import TrainConfig, targets_for
+from trajforge.train.quiet import quiet_libraries
 from trajforge.train.rollout import Budget, load_harness
 
 log = logging.getLogger(__name__)
@@ -43,8 +44,10 @@ def slug(base: str) -> str:
 
 
 def adapter_dir(config: TrainConfig) -> Path:
-    """``OUT/adapters/<harness>/<base-slug>-r<r>``."""
-    name = f"{slug(config.model.base)}-r{config.lora.r}"
+    """``OUT/adapters/<harness>/<base-slug>-r<r>`` (a local folder's slug: its name)."""
+    base = config.model.base
+    named = Path(base).name if Path(base).is_dir() else base  # a local folder: its own name
+    name = f"{slug(named)}-r{config.lora.r}"
     return config.output_dir / "adapters" / config.harness / name
 
 
@@ -140,7 +143,17 @@ def shared_args(config: TrainConfig, out: Path) -> dict[str, Any]:
         "report_to": "none",
         "use_cpu": not torch.cuda.is_available(),
         "bf16": config.trainer.bf16,
+        "disable_tqdm": not config.trainer.progress,
     }
+
+
+def drop_log_printer(trainer: Any, config: TrainConfig) -> None:
+    """``trainer.progress = false``: no per-step log dicts printed either (with the bar off,
+    transformers prints each one); they stay in the trainer's log history."""
+    from transformers.trainer_callback import PrinterCallback
+
+    if not config.trainer.progress:
+        trainer.remove_callback(PrinterCallback)
 
 
 def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any, Any]:
@@ -178,9 +191,10 @@ def train(config: TrainConfig) -> dict[str, Any] | None:
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="trajforge-train-", dir=config.output_dir))
     try:
-        tasks = load_tasks(config, work)
-        model, tokenizer, lora = build_model(config, path, revision)
-        history = _run(config, tasks, (model, tokenizer, lora), out, (path, in_sandbox))
+        with quiet_libraries(config.trainer.progress):
+            tasks = load_tasks(config, work)
+            model, tokenizer, lora = build_model(config, path, revision)
+            history = _run(config, tasks, (model, tokenizer, lora), out, (path, in_sandbox))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not ranks.is_main():
@@ -256,6 +270,7 @@ def _run_grpo(
         model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
         train_dataset=dataset, processing_class=tokenizer, peft_config=lora, rollout_func=runner,
     )  # fmt: skip
+    drop_log_printer(trainer, config)
     if config.trainer.vllm_url:
         _push_to_server(trainer, config.trainer.vllm_url, out, runner.capture)
         trainer.train(resume_from_checkpoint=resume)

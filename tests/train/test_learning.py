@@ -1,14 +1,15 @@
 """GRPO through the real pi harness moves the policy toward the answer the verifier accepts.
 
 A random tiny model never solves a task, so every group's rewards are equal and GRPO has
-nothing to learn from. Here the tiny Qwen2 is first warm-started (plain supervised steps in
-this test) to answer the pi QA task ("What is the total of the amount column in sales.csv?")
-with the right total or a wrong one about equally often, on the very prompt pi sends. Then
-``trajforge train`` runs GRPO for real (bf16 autocast, as the GPU configs train; with either
-backend — ``async_grpo`` samples from ``trajforge serve`` while it trains): pi asks the
-policy, the QA verifier scores the answer pi logged, rewards now differ inside a group, and the
-saved adapter must widen the right answer's lead over the wrong one and lower the wrong one's
-probability, against the warm-started base — measured exactly by teacher forcing, not by sampling.
+nothing to learn from. Here the tiny Qwen2 is first warm-started with the demo's own warm start
+(:mod:`trajforge.train.warmstart`: supervised steps on the very prompt pi sends for the pi QA
+task, "What is the total of the amount column in sales.csv?") to answer with the right total or
+a near miss the verifier rejects about equally often. Then ``trajforge train`` runs GRPO for
+real (bf16 autocast, as the GPU configs train; with either backend — ``async_grpo`` samples from
+``trajforge serve`` while it trains): pi asks the policy, the QA verifier scores the answer pi
+logged, rewards now differ inside a group, and the saved adapter must widen the right answer's
+lead over the wrong one and lower the wrong one's probability, against the warm-started base —
+measured exactly by teacher forcing, not by sampling.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tests.train.test_training import REPO, cli, need_training, run_train
 
 pytestmark = pytest.mark.slow
 QA_SESSION = REPO / "tests" / "fixtures" / "sessions" / "pi" / "qa.jsonl"
-RIGHT, WRONG = "136.50", "135.50"
+RIGHT = "136.50"  # the session's final answer (read in qa.jsonl)
 
 
 @pytest.fixture(scope="module")
@@ -42,99 +43,62 @@ def qa_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return data
 
 
-def pi_prompt(dataset: Path, model: Any, tokenizer: Any, tmp_path: Path) -> list[int]:
-    """The token ids of pi's first request on the QA task, as the policy server renders it."""
-    from trajforge.registry import SANDBOXES, create
+@pytest.fixture(scope="module")
+def warm(
+    qa_dataset: Path, models: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Any]:
+    """The demo's warm start of tiny:qwen2 on pi's QA prompt; pi's prompt and the two answers."""
+    need_training()
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from trajforge.splits.materialise import materialise, open_revision
-    from trajforge.train.capture import CaptureProxy
-    from trajforge.train.policy_server import Policy, PolicyServer
-    from trajforge.train.rollout import Budget, run_rollout
+    from trajforge.train.replay import harness_in_sandbox
+    from trajforge.train.rollout import load_harness
+    from trajforge.train.tiny import resolve
+    from trajforge.train.warmstart import MIN_PROB, answer_ids, logprobs, probe_prompt, warm_start
 
-    (task_dir,) = materialise(open_revision(str(dataset), None, tmp_path), "train", tmp_path / "t")
-    with PolicyServer(Policy(model, tokenizer, max_tokens=4)) as server:
-        capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=4, max_turns=1)
-        try:
-            run_rollout(
-                task_dir, "pi", create(SANDBOXES, "local", "sandbox"), capture.serve(), "policy",
-                Budget(max_steps=2, timeout_s=120), rollout_id="probe",
-            )  # fmt: skip
-            turns, _ = capture.take("probe")
-        finally:
-            capture.close()
-    assert turns, "pi never asked the policy"
-    return turns[0].prompt_ids
-
-
-def answer_ids(tokenizer: Any, text: str) -> list[int]:
-    return [*tokenizer(text, add_special_tokens=False)["input_ids"], tokenizer.eos_token_id]
-
-
-def logprob(model: Any, prompt: list[int], completion: list[int]) -> Any:
-    """log P(completion | prompt) at temperature 1 (a differentiable tensor)."""
-    import torch
-
-    ids = torch.tensor([prompt + completion])
-    logits = model(ids).logits[0, len(prompt) - 1 : -1].float()
-    picked = torch.log_softmax(logits, dim=-1)[torch.arange(len(completion)), completion]
-    return picked.sum()
-
-
-def warm_start(model: Any, prompt: list[int], answers: list[list[int]]) -> list[float]:
-    """Supervised steps until each answer has probability ≥ 0.3; their final probabilities."""
-    import torch
-
-    torch.manual_seed(0)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
-    model.train()
-    for _ in range(300):
-        loss = -sum(logprob(model, prompt, a) for a in answers)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        with torch.no_grad():
-            probs = [math.exp(float(logprob(model, prompt, a))) for a in answers]
-        if min(probs) >= 0.3:
-            return probs
-    raise AssertionError(f"warm start did not converge: {probs}")
+    tmp = tmp_path_factory.mktemp("warm")
+    (task_dir,) = materialise(open_revision(str(qa_dataset), None, tmp), "train", tmp / "t")
+    in_sandbox = harness_in_sandbox(load_harness("pi")[0], None)  # as `trajforge train` places pi
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRAJFORGE_MODELS", models["TRAJFORGE_MODELS"])
+        tiny = resolve("tiny:qwen2")
+    taught = warm_start(tiny, task_dir, "pi", tmp / "warm", in_sandbox)
+    assert taught.right == RIGHT and taught.wrong != RIGHT, taught
+    assert min(taught.probs) >= MIN_PROB, taught
+    tokenizer = AutoTokenizer.from_pretrained(taught.model)
+    saved = AutoModelForCausalLM.from_pretrained(taught.model).eval()
+    prompt = probe_prompt(task_dir, "pi", saved, tokenizer, in_sandbox)
+    assert len(prompt) == taught.prompt_tokens  # the same prompt every time pi is placed so
+    answers = [answer_ids(tokenizer, taught.right), answer_ids(tokenizer, taught.wrong)]
+    with torch.no_grad():
+        reloaded = [math.exp(float(x)) for x in logprobs(saved, prompt, answers)]
+    assert reloaded == pytest.approx(list(taught.probs), abs=1e-3)  # what was saved is what fit
+    return {"model": Path(taught.model), "prompt": prompt, "answers": answers}
 
 
 @pytest.mark.parametrize("backend", ["grpo", "async_grpo"])
 def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
-    qa_dataset: Path,
-    models: dict[str, str],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    backend: str,
+    qa_dataset: Path, warm: dict[str, Any], models: dict[str, str], tmp_path: Path, backend: str
 ) -> None:
-    need_training()
     import torch
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
-    from trajforge.train.tiny import resolve
-
-    monkeypatch.setenv("TRAJFORGE_MODELS", models["TRAJFORGE_MODELS"])
-    tiny = resolve("tiny:qwen2")
-    tokenizer = AutoTokenizer.from_pretrained(tiny)
-    model = AutoModelForCausalLM.from_pretrained(tiny)
-    prompt = pi_prompt(qa_dataset, model, tokenizer, tmp_path)
-    right, wrong = answer_ids(tokenizer, RIGHT), answer_ids(tokenizer, WRONG)
-    warm_start(model, prompt, [right, wrong])
-    warm = tmp_path / "warm"
-    model.save_pretrained(warm)
-    tokenizer.save_pretrained(warm)
+    from trajforge.train.warmstart import logprobs
 
     sets = (
-        f"model.base={json.dumps(str(warm))}", "dataset.configs=[]", 'dataset.families=["qa"]',
-        "trainer.max_steps=3", "trainer.save_steps=10", "grpo.num_generations=4",
-        "grpo.per_device_batch=4", "grpo.max_completion_length=8", "grpo.max_turns=2",
-        "grpo.learning_rate=2e-3", "rollout.concurrency=2", "trainer.bf16=true",
-        f'trainer.backend="{backend}"',
+        f"model.base={json.dumps(str(warm['model']))}", "dataset.configs=[]",
+        'dataset.families=["qa"]', "trainer.max_steps=3", "trainer.save_steps=10",
+        "grpo.num_generations=4", "grpo.per_device_batch=4", "grpo.max_completion_length=8",
+        "grpo.max_turns=2", "grpo.learning_rate=2e-3", "rollout.concurrency=2",
+        "trainer.bf16=true", f'trainer.backend="{backend}"',
     )  # fmt: skip
     with ExitStack() as stack:
         if backend == "async_grpo":  # the warm model served with runtime LoRA, as vLLM would
             served = stack.enter_context(serving(
-                {**os.environ, **models}, tmp_path / "serve.log", "--model", str(warm),
+                {**os.environ, **models}, tmp_path / "serve.log", "--model", str(warm["model"]),
                 "--enable-lora", "--max-loras", "3", "--port", "0",
             ))  # fmt: skip
             sets += (f"trainer.vllm_url={json.dumps(served['url'])}", "grpo.max_staleness=1")
@@ -150,16 +114,17 @@ def test_grpo_through_pi_moves_the_policy_toward_the_verified_answer(
     steps = [h for h in doc["metrics"]["trainer_log"] if "loss" in h]
     assert any(float(h["grad_norm"]) > 0 for h in steps), steps  # a learning signal reached LoRA
 
-    base = AutoModelForCausalLM.from_pretrained(warm).eval()
-    trained = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(warm), adapter).eval()
+    base = AutoModelForCausalLM.from_pretrained(warm["model"]).eval()
+    trained = AutoModelForCausalLM.from_pretrained(warm["model"])
+    trained = PeftModel.from_pretrained(trained, adapter).eval()
     with torch.no_grad():
-        before = [float(logprob(base, prompt, a)) for a in (right, wrong)]
-        after = [float(logprob(trained, prompt, a)) for a in (right, wrong)]
+        before = [float(x) for x in logprobs(base, warm["prompt"], warm["answers"])]
+        after = [float(x) for x in logprobs(trained, warm["prompt"], warm["answers"])]
     for name, b, a in zip(("right", "wrong"), before, after, strict=True):
         print(f"log P({name}) {b:.2f} -> {a:.2f}")
     # GRPO's guarantee is relative: within a group the verified answer gains on the rejected
     # one. Probability mass may also move to answers nobody sampled, so the right answer's
     # own log-probability is not required to rise, only the margin and the wrong one's fall.
     gain = (after[0] - after[1]) - (before[0] - before[1])
-    assert gain > 0.15, (before, after, rewards)  # seen: 0.37 to 1.44 (both backends)
+    assert gain > 0.15, (before, after, rewards)  # seen: 0.42 (grpo), 0.50 (async_grpo)
     assert after[1] < before[1] - 0.05, (before, after, rewards)
