@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from trajforge.cli.demo_cmd import SAMPLES
+import pytest
+
+from trajforge.cli.demo_cmd import SAMPLES, STAGES
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions"
 
@@ -31,10 +34,12 @@ def _demo(out: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.timeout(1800)  # two demo runs
 def test_demo_reconstructs_and_validates_every_task(tmp_path: Path) -> None:
     result = _demo(tmp_path)
     assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)  # stdout is the JSON document alone
+    _quiet_and_staged(result.stderr, report)
     summary, validation = report["reconstruct"], report["validate"]
     harnesses = {"pi", "opencode", "hermes", "claude-code", "codex"}
     assert set(summary["sessions"]) == harnesses
@@ -68,6 +73,17 @@ def test_demo_reconstructs_and_validates_every_task(tmp_path: Path) -> None:
     assert second["validate"]["tasks"] == rows  # cached: the same verdicts, nothing re-run
     assert second["push"]["created"] is False  # identical revision: no new commit
     assert second["push"]["commit"] == report["push"]["commit"]
+
+
+def _quiet_and_staged(stderr: str, report: dict[str, Any]) -> None:
+    """One progress line per stage on stderr, and no third-party warnings or progress bars."""
+    lines = stderr.splitlines()
+    started = [line.split("] ", 1)[1].split(":", 1)[0] for line in lines if line.startswith("[")]
+    assert started == list(STAGES), lines
+    assert list(report["seconds"]) == list(STAGES)
+    noise = [line for line in lines if re.search(r"Warning|warn\(|it/s\]|\{'loss'", line)]
+    assert not noise, noise
+    assert len(lines) <= len(STAGES) + 5, lines  # stage lines (+ a few of trajforge's own)
 
 
 def _later_stages_ran(report: dict[str, Any]) -> None:
@@ -108,4 +124,11 @@ def _learning_stages_ran(report: dict[str, Any]) -> None:
         adapter = Path(training["adapter"])
         assert (adapter / "adapter_model.safetensors").is_file()
         assert (adapter / "deployment_unit.json").is_file()
-        assert training["rollouts"] == 4 and training["block_rate"] == 0.0
+        assert training["rollouts"] == 8 and training["block_rate"] == 0.0
+        warm = training["warm_start"]  # the samples' QA task: right total, a rejected near miss
+        assert warm["task"].startswith("qa-") and warm["right"] == "136.50", warm
+        assert min(warm["probs"]) >= 0.3, warm
+        # a learning signal: rewards differ inside the groups and the gradient is not zero
+        assert training["reward_std"] > 0 and training["mixed_groups"] > 0, training
+        assert any(g > 0 for g in training["grad_norm"]), training
+        assert 0 < training["mean_reward"] < 1, training

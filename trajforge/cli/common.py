@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import orjson
@@ -42,3 +44,28 @@ def progress(items: Iterable[T], total: int | None, label: str, quiet: bool = Fa
         for item in items:
             yield item
             bar.advance(task)
+
+
+class Stages:
+    """One progress line on stderr as each stage of a multi-stage command starts
+    (``[3/9] validate: ...``), and how long each took."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.seconds: dict[str, float] = {}
+        """Wall-clock seconds per finished stage, in the order they ran."""
+
+    @contextmanager
+    def run(self, name: str, what: str) -> Iterator[None]:
+        """Announce stage ``name`` (doing ``what``) and time it."""
+        err.print(f"[{self.names.index(name) + 1}/{len(self.names)}] {name}: {what}", markup=False)
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.seconds[name] = round(time.monotonic() - start, 1)
+
+    def timing(self) -> str:
+        """``142 s (reconstruct 2 s, validate 61 s, ...)``."""
+        parts = ", ".join(f"{name} {s:.0f} s" for name, s in self.seconds.items())
+        return f"{sum(self.seconds.values()):.0f} s ({parts})"

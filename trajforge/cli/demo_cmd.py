@@ -17,7 +17,7 @@ import typer
 from rich.table import Table
 
 import trajforge
-from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json, progress
+from trajforge.cli.common import EXIT_PARTIAL, Stages, err, out, print_json, progress
 from trajforge.cli.demo_learn import print_learn
 from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
@@ -37,14 +37,22 @@ DEMO_CONFIG = ValidateConfig(max_mutants=8)
 """Default rules, fewer mutants per task so the demo stays quick."""
 
 
+STAGES = ("reconstruct", "data tasks", "validate", "split", "push", "replay", "eval", "train",
+          "guard")  # fmt: skip
+"""The demo's stages, each announced by one line on stderr as it starts."""
+
+
 def demo(
     output: Path = typer.Option(Path("demo-out"), "-o", "--output", help="Where to write tasks."),
     backend: str = typer.Option("local", "--sandbox", help="Sandbox backend for validation."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
 ) -> None:
     """Reconstruct the bundled sample sessions, then validate every task in the sandbox."""
-    summary = pipeline.run([SAMPLES], output, "auto")
-    data = build_data([], output, count=DATA_TASKS, seed=0)
+    stages = Stages(STAGES)
+    with stages.run("reconstruct", f"the bundled sample sessions → {output}/tasks"):
+        summary = pipeline.run([SAMPLES], output, "auto")
+    with stages.run("data tasks", f"{DATA_TASKS} questions over the bundled tables"):
+        data = build_data([], output, count=DATA_TASKS, seed=0)
     dataenv = {"tasks": len(data.ids), "written": len(data.written), "families": data.families}
     sandbox = create(SANDBOXES, backend, "sandbox")
     problem = sandbox.available()
@@ -53,61 +61,88 @@ def demo(
     if problem:
         err.print(f"[yellow]sandbox {backend} unavailable, validation skipped:[/yellow] {problem}")
     else:
-        image = str(getattr(sandbox, "image", "host"))
-        ctx = Context(sandbox, backend, image, DEMO_CONFIG)
         total = len(run.task_dirs(output))
-        jobs = max(1, min(4, os.cpu_count() or 1))
-        bar = progress(iter(range(total)), total, "validate", quiet=as_json)
-
-        def advance(_row: run.TaskRow) -> None:
-            next(bar, None)
-
-        rows = run.run(output, ctx, jobs, on_done=advance)
-        list(bar)  # close the progress bar
-        meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
-        validation = report.write_reports(output, meta)
-    later = {"dataenv": dataenv, **(_later_stages(output, sandbox, as_json) if validation else {})}
+        with stages.run("validate", f"{total} candidates, control matrix in the {backend} sandbox"):
+            validation, rows = _validate(output, sandbox, backend, as_json)
+    later: dict[str, object] = {"dataenv": dataenv}
+    if validation:
+        later |= _later_stages(output, sandbox, stages, as_json)
     if as_json:
-        print_json(
-            {"reconstruct": summary.model_dump(mode="json"), "validate": validation, **later}
-        )
+        print_json({"reconstruct": summary.model_dump(mode="json"), "validate": validation,
+                    **later, "seconds": stages.seconds})  # fmt: skip
     else:
         _print(summary, validation, output)
         _print_later(later)
+        out.print(f"demo done in {stages.timing()}")
     failed = summary.exit_code() != 0 or bool(problem) or any(r.status == "error" for r in rows)
     raise typer.Exit(EXIT_PARTIAL if failed else 0)
 
 
-def _later_stages(output: Path, sandbox: Sandbox, quiet: bool) -> dict[str, object]:
-    """Split, push to a local git hub, eval + train on the pushed revision, audit the samples."""
-    from trajforge.cli.demo_learn import learn
+def _validate(
+    output: Path, sandbox: Sandbox, backend: str, quiet: bool
+) -> tuple[dict[str, object], list[run.TaskRow]]:
+    """Every candidate through the control matrix; (report, rows)."""
+    image = str(getattr(sandbox, "image", "host"))
+    ctx = Context(sandbox, backend, image, DEMO_CONFIG)
+    total = len(run.task_dirs(output))
+    jobs = max(1, min(4, os.cpu_count() or 1))
+    bar = progress(iter(range(total)), total, "validate", quiet=quiet)
+
+    def advance(_row: run.TaskRow) -> None:
+        next(bar, None)
+
+    rows = run.run(output, ctx, jobs, on_done=advance)
+    list(bar)  # close the progress bar
+    meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
+    return report.write_reports(output, meta), rows
+
+
+def _later_stages(output: Path, sandbox: Sandbox, stages: Stages, quiet: bool) -> dict[str, object]:
+    """Split, push to a local git hub, replay, eval + train on the pushed revision, guard."""
+    from trajforge.cli.demo_learn import run_eval, run_train, skipped
     from trajforge.cli.split_cmd import versions
-    from trajforge.guard.audit import audit
-    from trajforge.guard.rules import load_bundle
     from trajforge.splits import split
     from trajforge.splits.push import push
 
     dataset = output / "dataset"
-    shutil.rmtree(dataset, ignore_errors=True)
-    splitted = split.run(output, dataset, HELD_OUT, versions=versions(), revision=REVISION)
-    try:
-        pushed: dict[str, object] = push(dataset, str(output / "hub"), REVISION).model_dump()
-    except UsageError as exc:  # re-validated tasks (e.g. after an upgrade) under the same tag
-        pushed = {"refused": str(exc)}
-    guard = audit([SAMPLES], load_bundle())
-    learned = learn(output, REVISION, quiet) if "refused" not in pushed else {}
+    with stages.run("split", f"dedup and held-out selection → {dataset}"):
+        shutil.rmtree(dataset, ignore_errors=True)
+        splitted = split.run(output, dataset, HELD_OUT, versions=versions(), revision=REVISION)
+    with stages.run("push", f"revision {REVISION!r} → {output / 'hub'}"):
+        try:
+            pushed: dict[str, object] = push(dataset, str(output / "hub"), REVISION).model_dump()
+        except UsageError as exc:  # re-validated tasks (e.g. after an upgrade) under the same tag
+            pushed = {"refused": str(exc)}
+    with stages.run("replay", "each accepted pi repair through the real pi CLI and the guard"):
+        replay = _replay_repairs(output, sandbox)
+    why = skipped() or (f"push refused: {pushed['refused']}" if "refused" in pushed else None)
+    with stages.run("eval", "scripted replay vs give-up in pi on the held-out split"):
+        evaluation = {"skipped": why} if why else run_eval(output, REVISION, quiet)
+    with stages.run("train", "warm start, then 2 GRPO steps of tiny:qwen2 in pi on the QA task"):
+        training = {"skipped": why} if why else run_train(output, REVISION)
+    with stages.run("guard", "audit of the sample sessions' recorded tool calls"):
+        guard = _guard()
     return {
-        **learned,
-        "replay": _replay_repairs(output, sandbox),
+        "eval": evaluation,
+        "train": training,
+        "replay": replay,
         "split": splitted.model_dump(mode="json"),
         "push": pushed,
-        "guard": {
-            "bundle": guard.bundle,
-            "sessions": len(guard.sessions),
-            "calls": sum(s.calls for s in guard.sessions),
-            "blocks": sum(len(s.blocks) for s in guard.sessions),
-            "flags": sum(len(s.flags) for s in guard.sessions),
-        },
+        "guard": guard,
+    }
+
+
+def _guard() -> dict[str, object]:
+    from trajforge.guard.audit import audit
+    from trajforge.guard.rules import load_bundle
+
+    guard = audit([SAMPLES], load_bundle())
+    return {
+        "bundle": guard.bundle,
+        "sessions": len(guard.sessions),
+        "calls": sum(s.calls for s in guard.sessions),
+        "blocks": sum(len(s.blocks) for s in guard.sessions),
+        "flags": sum(len(s.flags) for s in guard.sessions),
     }
 
 
