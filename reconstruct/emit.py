@@ -13,12 +13,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from trajforge.reconstruct.environment import detect as detect_environment
 from trajforge.reconstruct.families import Candidate
 from trajforge.reconstruct.replay import Replay, Snapshot
 from trajforge.records import (
     AnswerKey,
+    Environment,
     FileReport,
     Provenance,
+    RepoMatch,
     Session,
     Task,
     TaskSource,
@@ -38,7 +41,12 @@ def _hashes(files: dict[str, str]) -> dict[str, str]:
 
 
 def build_task(
-    cand: Candidate, session: Session, state: Replay, scrub: Scrubber, config: dict[str, Any]
+    cand: Candidate,
+    session: Session,
+    state: Replay,
+    scrub: Scrubber,
+    config: dict[str, Any],
+    repo: RepoMatch | None = None,
 ) -> tuple[Task, dict[str, dict[str, str]]]:
     """The Task record and the (scrubbed) file maps to write beside it."""
     folders: dict[str, dict[str, str]] = {"workspace": _scrub_files(cand.start, scrub)}
@@ -72,6 +80,7 @@ def build_task(
             session=session.header.session_id,
             path=session.header.source_path,
             events=(cand.first, cand.last),
+            repo=_scrub_repo(repo, scrub),
         ),
         oracle="oracle" if cand.end is not None else None,
         answer=answer,
@@ -88,8 +97,31 @@ def build_task(
         ),
         probes=tuple(f"probes/{n}" for n in range(len(cand.probes))),
         provenance=Provenance(config=config),
+        environment=_environment(cand, session, folders),
     )
     return task, folders
+
+
+def _environment(
+    cand: Candidate, session: Session, folders: dict[str, dict[str, str]]
+) -> Environment | None:
+    """The coding task's dependencies, from its completed files and the session's commands."""
+    if cand.family == "qa":
+        return None
+    setup = [
+        e.command
+        for e in session.events[: cand.last + 1]
+        if e.kind == "tool_call" and e.tool_kind == "shell" and e.command
+    ]
+    return detect_environment(folders.get("oracle", folders["workspace"]), cand.command, setup)
+
+
+def _scrub_repo(repo: RepoMatch | None, scrub: Scrubber) -> RepoMatch | None:
+    """The match with its URL and detail through the scrubber (a URL can carry a token)."""
+    if repo is None:
+        return None
+    url = scrub.text(repo.url) if repo.url else None
+    return repo.model_copy(update={"url": url, "detail": scrub.text(repo.detail)})
 
 
 def _scrub_key(key: AnswerKey | None, scrub: Scrubber) -> AnswerKey | None:

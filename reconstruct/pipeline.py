@@ -31,7 +31,8 @@ from trajforge.reconstruct.funnel import (
 )
 from trajforge.reconstruct.inputs import expand_paths, read_head
 from trajforge.reconstruct.paths import session_root
-from trajforge.reconstruct.replay import replay
+from trajforge.reconstruct.repos import RepoSearch, discover
+from trajforge.reconstruct.sessionrepo import replay_session
 from trajforge.records import ParseWarning, Session, Task, TriageDrop
 from trajforge.registry import FORMATS, create, resolve
 from trajforge.scrub import Scrubber
@@ -107,6 +108,9 @@ class ReconstructSummary(BaseModel):
     """Per harness: sessions, turns merged, episodes dropped by reason, candidates."""
     dropped: list[TriageDrop] = Field(default_factory=list)
     """The dropped episodes themselves (first MAX_DROPS_KEPT), for the audit page."""
+    repos: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """With ``--repos``: sessions per harness by repository outcome (found / not_found /
+    ambiguous); validate rejects their coding tasks as repo_not_found / commit_ambiguous."""
 
     @property
     def failed_inputs(self) -> int:
@@ -146,6 +150,8 @@ class InputJob(BaseModel):
     """Format name, or ``auto`` to sniff."""
     base: dict[str, str] | None = None
     """Starting files from ``--base-repo``, when given."""
+    repos: RepoSearch | None = None
+    """Where to find each session's repository (``--repos``, ``--repo-map``), when given."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Run configuration recorded in each task's provenance."""
 
@@ -186,6 +192,8 @@ class InputResult(BaseModel):
     """Episodes triage dropped, in session order."""
     merged: dict[str, int] = Field(default_factory=dict)
     """Turns folded into threads, per harness."""
+    repos: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Sessions per harness by repository outcome (with ``--repos``)."""
 
 
 def reconstruct_input(job: InputJob) -> InputResult:
@@ -258,13 +266,16 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     harness = session.header.harness
     result.sessions[harness] = result.sessions.get(harness, 0) + 1
     root = session_root(session.header.cwd, session.events)
-    state = replay(session.events, root, job.base)
+    state, repo = replay_session(session, root, job.base, job.repos)
+    if repo is not None:
+        per = result.repos.setdefault(harness, {})
+        per[repo.status] = per.get(repo.status, 0) + 1
     found = candidates(session.events, state)
     result.dropped.extend(to_records(session, found.drops, scrub))
     result.merged[harness] = result.merged.get(harness, 0) + found.merged
     for cand in found.candidates:
         try:
-            task, folders = build_task(cand, session, state, scrub, job.config)
+            task, folders = build_task(cand, session, state, scrub, job.config, repo)
         except Exception as exc:  # one bad candidate never ends the session
             result.failed.append(_failure(session, exc))
             continue
@@ -279,6 +290,7 @@ def run(
     base: dict[str, str] | None = None,
     on_input: Callable[[Path], None] | None = None,
     executor: Executor | None = None,
+    repos: RepoSearch | None = None,
 ) -> ReconstructSummary:
     """Reconstruct every input into ``out``; per-input failures are recorded, not raised.
 
@@ -292,8 +304,13 @@ def run(
     summary.inputs.extend(InputOutcome(path=m.split(":")[0], format=None, error=m) for m in missing)
     out.mkdir(parents=True, exist_ok=True)
     clean_staging(out)
-    config = {"format": fmt_name, "base_repo": base is not None}
-    jobs = [InputJob(path=str(p), fmt=fmt_name, base=base, config=config) for p in inputs]
+    config: dict[str, Any] = {"format": fmt_name, "base_repo": base is not None}
+    if repos is not None:  # only then, so runs without it keep their provenance (and hashes)
+        config["repos"] = True
+        discover.cache_clear()
+    jobs = [
+        InputJob(path=str(p), fmt=fmt_name, base=base, repos=repos, config=config) for p in inputs
+    ]
     redactions: Counter[str] = Counter()
     dedup = Dedup()
     for done in in_order(_executor(executor).map(reconstruct_input, jobs)):
@@ -337,6 +354,10 @@ def _merge(summary: ReconstructSummary, result: InputResult, out: Path, dedup: D
         _funnel(summary, harness).sessions += count
     for harness, count in result.merged.items():
         _funnel(summary, harness).merged += count
+    for harness, statuses in result.repos.items():
+        per = summary.repos.setdefault(harness, {})
+        for status, count in statuses.items():
+            per[status] = per.get(status, 0) + count
     for drop in result.dropped:
         _drop(summary, drop)
     for built in result.tasks:

@@ -212,6 +212,50 @@ class Session(Record):
     """Counts of known-but-unused and unknown record types, by type name."""
 
 
+RepoStatus = Literal["found", "not_found", "ambiguous"]
+RepoFoundBy = Literal["base_repo", "repo_map", "cwd", "recorded_url", "remote_name", "folder_name"]
+CommitChosenBy = Literal["given", "recorded", "content_match"]
+
+
+class RepoMatch(BaseModel):
+    """The repository and commit a session's starting workspace was rebuilt from (``--repos``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    status: RepoStatus
+    """found: the workspace is the checkout at ``commit`` plus the session's earlier edits;
+    not_found: no checkout given matched the session; ambiguous: a checkout matched but no
+    commit matched what the session read well enough (its files were not used)."""
+    url: str | None = None
+    """Remote URL (the recorded one, else the checkout's ``origin``)."""
+    path: str | None = None
+    """Local checkout the files came from."""
+    subdir: str = ""
+    """The session's folder inside the repository ('' when it ran at the top)."""
+    commit: str | None = None
+    """Full commit hash the workspace starts from (ambiguous: the best candidate)."""
+    branch: str | None = None
+    """Branch: the recorded one, else a local branch containing the commit."""
+    found_by: RepoFoundBy | None = None
+    """How the checkout was matched to the session."""
+    commit_by: CommitChosenBy | None = None
+    """given (``--base-repo DIR@REV``), recorded by the harness, or the best content match."""
+    match: float | None = None
+    """Share of the compared files whose content at ``commit`` equals what the session read."""
+    compared: int = 0
+    """Files the session read before changing them that the searched commits track."""
+    matched: int = 0
+    """Of ``compared``, files equal at ``commit``."""
+    unmatched: tuple[str, ...] = ()
+    """Compared files that differ at ``commit`` (the session's read content is used for them)."""
+    untracked: tuple[str, ...] = ()
+    """Files the session read that no searched commit tracks (not scored)."""
+    commits_searched: int = 0
+    """Commits scored."""
+    detail: str = ""
+    """What was looked for (not found), or the best score against the threshold (ambiguous)."""
+
+
 class TaskSource(BaseModel):
     """Where a task came from."""
 
@@ -225,6 +269,8 @@ class TaskSource(BaseModel):
     """Input path of the session."""
     events: tuple[int, int]
     """First and last event index (inclusive) of the episode in the session."""
+    repo: RepoMatch | None = None
+    """Repository and commit recovered for the session (None: no ``--repos`` given)."""
 
 
 class Verifier(BaseModel):
@@ -337,6 +383,54 @@ class AnswerKey(BaseModel):
     """Kinds of fact the question asks for, read off its wording."""
 
 
+Ecosystem = Literal["node", "python", "rust", "go"]
+PackageManager = Literal["npm", "pnpm", "yarn", "pip", "cargo", "go"]
+
+
+class EnvironmentRecipe(BaseModel):
+    """How one part of a task's dependencies is installed (one manifest of one ecosystem)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    ecosystem: Ecosystem
+    """Language ecosystem."""
+    manager: PackageManager
+    """Package manager that installs it."""
+    manager_version: str | None = None
+    """Pinned manager version (``packageManager`` of package.json), when given."""
+    root: str = ""
+    """Workspace folder holding the manifest ('' for the top)."""
+    manifest: str
+    """Manifest file, relative to the workspace (``package.json``, ``pyproject.toml``...)."""
+    lockfiles: tuple[str, ...] = ()
+    """Lockfiles the install is frozen to, relative to the workspace (none: not locked)."""
+    packages: tuple[str, ...] = ()
+    """Python: requirement specifiers installed (the project's and its test dependencies)."""
+    pythonpath: tuple[str, ...] = ()
+    """Python: workspace folders put on the import path (``src`` for a src layout)."""
+    install: tuple[str, ...]
+    """The install commands, as a person would type them (also the Dockerfile lines)."""
+    toolchain: tuple[str, ...]
+    """Programs it needs (``node``, ``npm``, ``python3``, ``cargo``...)."""
+    python: str | None = None
+    """Python: the ``major.minor`` the packages are installed for."""
+
+
+class Environment(BaseModel):
+    """A coding task's environment: its recipes and the hash the built environment is cached by."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    recipes: tuple[EnvironmentRecipe, ...]
+    """One per manifest, in install order."""
+    inputs: dict[str, str] = Field(default_factory=dict)
+    """Manifest and lockfile path → sha256 of its content (what the hash covers)."""
+    hash: str
+    """sha256 over the recipes and ``inputs``: one built environment per hash."""
+    needs: tuple[str, ...] = ()
+    """Programs the task's check command runs that no recipe provides (``cargo``, ``go``...)."""
+
+
 class Task(Record):
     """A candidate (validation pending) or accepted task: ``OUT/tasks/<id>/task.json``.
 
@@ -374,6 +468,8 @@ class Task(Record):
     """Folders holding the session's own failed intermediate workspaces (wrong attempts)."""
     provenance: Provenance = Field(default_factory=Provenance)
     """Toolkit version and config."""
+    environment: Environment | None = None
+    """Dependencies and toolchain the check needs, built once per hash (None: none needed)."""
 
 
 class TestSets(BaseModel):

@@ -8,10 +8,13 @@ import typer
 from rich.table import Table
 
 from trajforge.cli.common import err, out, print_json, progress
+from trajforge.config import read_toml
+from trajforge.errors import UsageError
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.baserepo import load_base
 from trajforge.reconstruct.inputs import expand_paths
+from trajforge.reconstruct.repos import RepoSearch, check_dirs, parse_map
 from trajforge.registry import EXECUTORS, FORMATS
 
 FORMAT_HELP = "auto|" + "|".join(FORMATS)
@@ -24,6 +27,15 @@ def reconstruct(
     fmt: str = typer.Option("auto", "--format", help=FORMAT_HELP),
     base_repo: str | None = typer.Option(
         None, "--base-repo", help="DIR[@REV]: git checkout the sessions started from."
+    ),
+    repos: list[str] = typer.Option(
+        [], "--repos", help="Folder of git checkouts the sessions ran in (repeatable)."
+    ),
+    repo_map: list[str] = typer.Option(
+        [], "--repo-map", help="OLD=DIR: a recorded cwd prefix lives at DIR here (repeatable)."
+    ),
+    config_file: Path | None = typer.Option(
+        None, "--config", help="TOML with [reconstruct] repos = [...], repo_map = {OLD = DIR}."
     ),
     executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     jobs: int = typer.Option(
@@ -45,6 +57,7 @@ def reconstruct(
             f"unknown executor {executor_name!r}; known: {known}", param_hint="--executor"
         )
     base = load_base(base_repo) if base_repo else None
+    search = repo_search(repos, repo_map, config_file)
     config = ExecutorConfig(jobs=jobs, address=ray_address)
     executor = make_executor(executor_name, config)
     inputs, _ = expand_paths(paths)
@@ -55,7 +68,9 @@ def reconstruct(
         next(bar, None)
 
     try:
-        summary = pipeline.run(paths, output, fmt, base, on_input=advance, executor=executor)
+        summary = pipeline.run(
+            paths, output, fmt, base, on_input=advance, executor=executor, repos=search
+        )
     finally:
         executor.close()
     if as_json:
@@ -77,6 +92,7 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
         table.add_row(harness, str(count), *(str(per.get(f, 0)) for f in families))
     out.print(table)
     _print_triage(summary)
+    _print_repos(summary)
     out.print(
         f"tasks written: {summary.written} (already present: {summary.existing})"
         f" → {output / 'tasks'}"
@@ -98,6 +114,27 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
         err.print(f"[red]failed candidate ({cand.stage}):[/red] {cand.file}: {cand.reason}")
 
 
+def repo_search(
+    repos: list[str], repo_map: list[str], config_file: Path | None
+) -> RepoSearch | None:
+    """``--repos`` / ``--repo-map`` after the config ``[reconstruct]`` keys; None: unused."""
+    dirs, pairs = list(repos), list(repo_map)
+    if config_file is not None:
+        table = read_toml(config_file, UsageError, "config file").get("reconstruct", {})
+        if not isinstance(table, dict) or not set(table) <= {"repos", "repo_map"}:
+            raise UsageError(
+                f"{config_file}: [reconstruct] takes repos = [...] and repo_map = {{}}"
+            )
+        listed, mapped = table.get("repos", []), table.get("repo_map", {})
+        if not isinstance(listed, list) or not isinstance(mapped, dict):
+            raise UsageError(f"{config_file}: repos must be a list, repo_map a table OLD = DIR")
+        dirs = [str(d) for d in listed] + dirs
+        pairs = [f"{old}={new}" for old, new in mapped.items()] + pairs
+    if not dirs and not pairs:
+        return None
+    return RepoSearch(dirs=check_dirs(dirs), mapping=tuple(parse_map(p) for p in pairs))
+
+
 def register(app: typer.Typer) -> None:
     app.command("reconstruct")(reconstruct)
 
@@ -115,4 +152,18 @@ def _print_triage(summary: pipeline.ReconstructSummary) -> None:
     for harness, counts in sorted(summary.triage.items()):
         cells = (str(counts.dropped.get(r, 0)) for r in reasons)
         table.add_row(harness, str(counts.merged), *cells)
+    out.print(table)
+
+
+def _print_repos(summary: pipeline.ReconstructSummary) -> None:
+    """Sessions per harness by repository outcome (``--repos``)."""
+    if not summary.repos:
+        return
+    statuses = ("found", "ambiguous", "not_found")
+    table = Table(title="repositories (--repos): sessions by outcome")
+    table.add_column("harness")
+    for status in statuses:
+        table.add_column(status.replace("_", " "), justify="right")
+    for harness, counts in sorted(summary.repos.items()):
+        table.add_row(harness, *(str(counts.get(s, 0)) for s in statuses))
     out.print(table)

@@ -1,0 +1,238 @@
+"""A coding task's environment recipe, detected from its files and the session's commands.
+
+Node: every folder with a ``package.json`` and a lockfile (and the top folder's package.json
+without one) → ``npm ci`` / ``pnpm install --frozen-lockfile`` / ``yarn install --immutable``
+(pnpm and yarn through corepack, at the version ``packageManager`` pins). Python: the top
+folder's pyproject.toml / setup.cfg / requirement files, plus what the session installed with
+``pip install NAME`` → those packages installed for the sandbox's Python. Rust and Go
+manifests are recipes too (their registries decide whether they can be built). Programs the
+check runs that no recipe provides are listed in ``needs``.
+
+The recipe is hashed with the content of every manifest and lockfile it read; that hash is the
+environment's identity (one build per hash) and part of the task record.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shlex
+import sys
+from collections.abc import Iterable, Mapping
+
+from trajforge.reconstruct import pymanifest
+from trajforge.records import Environment, EnvironmentRecipe, canonical_json, sha256_hex
+
+RECIPE_VERSION = 1
+"""Bumped when the same files would give a different install (part of every hash)."""
+NODE_LOCKS = {
+    "package-lock.json": "npm",
+    "npm-shrinkwrap.json": "npm",
+    "pnpm-lock.yaml": "pnpm",
+    "yarn.lock": "yarn",
+}
+"""Lockfile → the manager that installs from it."""
+YARN_CLASSIC = "1.22.22"
+"""Yarn v1 version corepack runs for a classic ``yarn.lock`` without a packageManager pin."""
+DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies")
+TOOLCHAINS: dict[str, str] = {
+    "cargo": "cargo",
+    "rustc": "cargo",
+    "go": "go",
+    "deno": "deno",
+    "bun": "bun",
+    "mvn": "mvn",
+    "gradle": "gradle",
+    "./gradlew": "java",
+    "java": "java",
+    "dotnet": "dotnet",
+    "ruby": "ruby",
+    "bundle": "ruby",
+    "php": "php",
+    "composer": "php",
+    "make": "make",
+    "pnpm": "pnpm",
+    "yarn": "yarn",
+}
+"""First word of a check command → the toolchain it needs when no recipe provides it."""
+_SEGMENTS = re.compile(r"&&|\|\||;|\||\n")
+_PREFIX = re.compile(r"^(\s*(\w+=\S*|env|time|timeout\s+\S+|nice)\s+)*")
+
+
+def detect(
+    files: Mapping[str, str], command: str | None, setup: Iterable[str] = ()
+) -> Environment | None:
+    """The environment of a task whose completed files are ``files`` (None: nothing to set up)."""
+    recipes: list[EnvironmentRecipe] = []
+    inputs: dict[str, str] = {}
+    for recipe in [*_node(files), *_python(files, setup), *_compiled(files)]:
+        recipes.append(recipe)
+        for path in (recipe.manifest, *recipe.lockfiles):
+            if path in files:
+                inputs[path] = sha256_hex(files[path].encode("utf-8", "surrogateescape"))
+    needs = _needs(command or "", recipes)
+    if not recipes and not needs:
+        return None
+    identity = {
+        "version": RECIPE_VERSION,
+        "recipes": [r.model_dump(mode="json") for r in recipes],
+        "inputs": inputs,
+    }
+    return Environment(
+        recipes=tuple(recipes),
+        inputs=inputs,
+        hash=sha256_hex(canonical_json(identity)),
+        needs=needs,
+    )
+
+
+def _in_node_modules(path: str) -> bool:
+    return "node_modules/" in f"/{path}"
+
+
+def _node(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
+    found = []
+    for manifest in sorted(p for p in files if posixpath.basename(p) == "package.json"):
+        if _in_node_modules(manifest):
+            continue
+        root = posixpath.dirname(manifest)
+        locks = [posixpath.join(root, n) for n in NODE_LOCKS if posixpath.join(root, n) in files]
+        if root and not locks:
+            continue  # a workspace member: the top folder's install covers it
+        data = _json(files[manifest])
+        if not any(data.get(k) for k in DEPENDENCY_KEYS):
+            continue  # nothing to install; node itself is checked as a need
+        found.append(_node_recipe(root, manifest, locks, data, files))
+    return found
+
+
+def _node_recipe(
+    root: str, manifest: str, locks: list[str], data: dict[str, object], files: Mapping[str, str]
+) -> EnvironmentRecipe:
+    pinned = data.get("packageManager")
+    pin_name, _, pin_version = (pinned if isinstance(pinned, str) else "").partition("@")
+    pin_version = pin_version.split("+", 1)[0] or ""
+    manager = NODE_LOCKS[posixpath.basename(locks[0])] if locks else (pin_name or "npm")
+    if manager not in ("npm", "pnpm", "yarn"):
+        manager = "npm"
+    version = pin_version if pin_name == manager and pin_version else None
+    lock_text = files.get(locks[0], "") if locks else ""
+    if manager == "yarn" and version is None and "yarn lockfile v1" in lock_text[:300]:
+        version = YARN_CLASSIC
+    return EnvironmentRecipe(
+        ecosystem="node",
+        manager=manager,  # type: ignore[arg-type]
+        manager_version=version,
+        root=root,
+        manifest=manifest,
+        lockfiles=tuple(locks),
+        install=(_node_install(manager, version, bool(locks)),),
+        toolchain=("node", manager if manager == "npm" else "corepack"),
+    )
+
+
+def _node_install(manager: str, version: str | None, locked: bool) -> str:
+    if manager == "pnpm":
+        frozen = " --frozen-lockfile" if locked else ""
+        return f"corepack pnpm@{version or 'latest'} install{frozen} --ignore-scripts"
+    if manager == "yarn":
+        if version and version.startswith("1."):
+            frozen = " --frozen-lockfile" if locked else ""
+            return f"corepack yarn@{version} install{frozen} --ignore-scripts"
+        immutable = " --immutable" if locked else ""
+        return f"corepack yarn@{version or 'stable'} install{immutable} --mode=skip-build"
+    return "npm ci --ignore-scripts" if locked else "npm install --ignore-scripts --no-audit"
+
+
+def _json(text: str) -> dict[str, object]:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _python(files: Mapping[str, str], setup: Iterable[str]) -> list[EnvironmentRecipe]:
+    own, specs, read = None, [], []
+    if "pyproject.toml" in files:
+        own, found = pymanifest.from_pyproject(files["pyproject.toml"])
+        specs += found
+        read.append("pyproject.toml")
+    if "setup.cfg" in files:
+        name, found = pymanifest.from_setup_cfg(files["setup.cfg"])
+        own, specs = own or name, specs + found
+        read.append("setup.cfg")
+    for path in pymanifest.REQUIREMENT_FILES:
+        if path in files:
+            specs += pymanifest.from_requirements(path, files)
+            read.append(path)
+    specs += pymanifest.pip_installs(setup)
+    packages = pymanifest.dedupe(specs, own)
+    if not packages:
+        return []
+    locks = [p for p in (*read[1:], *pymanifest.LOCKFILES) if p in files]
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return [
+        EnvironmentRecipe(
+            ecosystem="python",
+            manager="pip",
+            manifest=read[0] if read else "(session pip install)",
+            lockfiles=tuple(dict.fromkeys(locks)),
+            packages=packages,
+            pythonpath=_pythonpath(files),
+            install=(f"python{version} -m pip install {shlex.join(packages)}",),
+            toolchain=("python3",),
+            python=version,
+        )
+    ]
+
+
+def _pythonpath(files: Mapping[str, str]) -> tuple[str, ...]:
+    """``src`` when the project keeps its package there (src layout), else nothing."""
+    return ("src",) if any(re.match(r"src/[^/]+/__init__\.py$", p) for p in files) else ()
+
+
+def _compiled(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
+    found = []
+    if "Cargo.toml" in files:
+        locked = "Cargo.lock" in files
+        found.append(
+            EnvironmentRecipe(
+                ecosystem="rust",
+                manager="cargo",
+                manifest="Cargo.toml",
+                lockfiles=("Cargo.lock",) if locked else (),
+                install=("cargo fetch --locked" if locked else "cargo fetch",),
+                toolchain=("cargo",),
+            )
+        )
+    if "go.mod" in files:
+        found.append(
+            EnvironmentRecipe(
+                ecosystem="go",
+                manager="go",
+                manifest="go.mod",
+                lockfiles=("go.sum",) if "go.sum" in files else (),
+                install=("go mod download",),
+                toolchain=("go",),
+            )
+        )
+    return found
+
+
+def programs(command: str) -> list[str]:
+    """First word of every segment of a shell command line (env prefixes skipped)."""
+    found = []
+    for segment in _SEGMENTS.split(command):
+        words = _PREFIX.sub("", segment.strip()).split()
+        if words:
+            found.append(words[0])
+    return found
+
+
+def _needs(command: str, recipes: Iterable[EnvironmentRecipe]) -> tuple[str, ...]:
+    """Toolchains the check command runs that no recipe brings."""
+    provided = {t for r in recipes for t in r.toolchain} | {r.manager for r in recipes}
+    needs = [TOOLCHAINS[p] for p in programs(command) if p in TOOLCHAINS]
+    return tuple(dict.fromkeys(n for n in needs if n not in provided))
