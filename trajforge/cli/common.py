@@ -29,8 +29,9 @@ def print_json(data: Any) -> None:
 
 
 def progress(items: Iterable[T], total: int | None, label: str, quiet: bool = False) -> Iterator[T]:
-    """Iterate with a rich progress bar on stderr (hidden when ``quiet`` or not a terminal)."""
-    if quiet:
+    """Iterate with a rich progress bar on stderr (hidden when ``quiet`` or not a terminal:
+    a transient bar still leaves an empty line in a log)."""
+    if quiet or not err.is_terminal:
         yield from items
         return
     columns = (
@@ -66,6 +67,10 @@ class Stages:
             self.seconds[name] = round(time.monotonic() - start, 1)
 
     def timing(self) -> str:
-        """``142 s (reconstruct 2 s, validate 61 s, ...)``."""
-        parts = ", ".join(f"{name} {s:.0f} s" for name, s in self.seconds.items())
+        """``142 s (reconstruct 0.4 s, validate 61 s, ...)``."""
+        parts = ", ".join(f"{name} {_secs(s)}" for name, s in self.seconds.items())
         return f"{sum(self.seconds.values()):.0f} s ({parts})"
+
+
+def _secs(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s"
