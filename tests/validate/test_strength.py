@@ -117,6 +117,9 @@ def test_repair_probe_and_prefix_score_zero(strength_out: Path, tmp_path: Path) 
     assert _reward(task_dir, probe, tmp_path / "probe") == 0.0
     assert _reward(task_dir, {}, tmp_path / "give-up") == 0.0
     assert _reward(task_dir, CORRECT["wordfreq"], tmp_path / "independent") == 1.0
+    assert task.verifier.tests == ("test_trajforge_derived.py",)  # the check's own tests + one
+    notes = task.validation.evidence["instruction"]["notes"]
+    assert not [n for n in notes if "no oracle module" in n], notes  # derived tests: no interface
     sets = TestSets.model_validate(task.validation.evidence["test_sets"])
     assert "test_wordfreq::test_top_words" in sets.fail_to_pass
     assert "test_wordfreq::test_count_words" in sets.pass_to_pass  # passed before the fix

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from trajforge.errors import TrajforgeError
 from trajforge.records import Task
+from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.interface import Module, python_modules
 from trajforge.verifiers.validate.interface_js import js_modules
 from trajforge.verifiers.validate.leaks import Forbidden, drop_leaks, forbidden, leaks, mentions
@@ -86,11 +87,13 @@ class _Tree:
 
 
 def hidden_tests(task_dir: Path, task: Task) -> dict[str, str]:
-    """The task's hidden test files (``tests/``) by path."""
+    """The task's hidden test files (``tests/``) by path, without the tests derived from the
+    oracle (they call what the other tests, the instruction or the session already called)."""
     if task.verifier.kind != "tests":
         return {}
     tree = _Tree(task_dir / HIDDEN_DIR)
-    found = {p: tree.read(p) for p in task.verifier.tests}
+    names = [p for p in task.verifier.tests if p.rsplit("/", 1)[-1] != DERIVED_FILE]
+    found = {p: tree.read(p) for p in names}
     return {p: t for p, t in found.items() if t is not None}
 
 
