@@ -117,6 +117,10 @@ def test_repair_probe_and_prefix_score_zero(strength_out: Path, tmp_path: Path) 
     assert _reward(task_dir, probe, tmp_path / "probe") == 0.0
     assert _reward(task_dir, {}, tmp_path / "give-up") == 0.0
     assert _reward(task_dir, CORRECT["wordfreq"], tmp_path / "independent") == 1.0
+    build_dir, _ = _task(strength_out, "build", "wordfreq.py")  # the same attempts, as builds
+    first = _folder(task_dir / "workspace")  # the session's first attempt (sorted ascending)
+    for n, attempt in enumerate([first, probe]):
+        assert _reward(build_dir, attempt, tmp_path / f"build-{n}") == 0.0
     assert task.verifier.tests == ("test_trajforge_derived.py",)  # the check's own tests + one
     notes = task.validation.evidence["instruction"]["notes"]
     assert not [n for n in notes if "no oracle module" in n], notes  # derived tests: no interface
