@@ -10,16 +10,15 @@ from typing import Any, TypeVar
 
 import orjson
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from trajforge.cli.exits import EXIT_OK as EXIT_OK
+from trajforge.cli.exits import EXIT_PARTIAL as EXIT_PARTIAL
+from trajforge.cli.exits import EXIT_UNUSABLE as EXIT_UNUSABLE
 
 out = Console(soft_wrap=True, highlight=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 T = TypeVar("T")
-
-EXIT_OK = 0
-EXIT_PARTIAL = 1
-EXIT_UNUSABLE = 2
 
 
 def print_json(data: Any) -> None:
@@ -34,6 +33,8 @@ def progress(items: Iterable[T], total: int | None, label: str, quiet: bool = Fa
     if quiet or not err.is_terminal:
         yield from items
         return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),

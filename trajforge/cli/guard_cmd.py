@@ -8,18 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
-from trajforge.cli.common import (
-    EXIT_OK,
-    EXIT_PARTIAL,
-    EXIT_UNUSABLE,
-    err,
-    out,
-    print_json,
-    progress,
-)
+from trajforge.cli.exits import EXIT_OK, EXIT_PARTIAL, EXIT_UNUSABLE
 
 guard_app = typer.Typer(
     help="Deterministic tool-call guard: check, audit, serve.", no_args_is_help=True
@@ -78,6 +68,8 @@ def check(
         try:
             tool, arguments, harness = _call_from(line, number)
         except ValueError as exc:
+            from trajforge.cli.common import err  # rich only when there is an error to show
+
             failed += 1
             err.print(f"[red]error:[/red] {exc}")
             row: dict[str, Any] = {"decision": "error", "rule": None, "reason": str(exc)}
@@ -113,6 +105,9 @@ def audit_cmd(
 ) -> None:
     """Run the detectors over recorded sessions: blocks and flags per session, and per rule how
     many calls it blocked and flagged with up to N scrubbed examples each."""
+    from rich.markup import escape
+
+    from trajforge.cli.common import out, print_json, progress
     from trajforge.errors import UsageError
     from trajforge.guard.audit import audit, report_json
     from trajforge.guard.audit_report import write_report
@@ -146,6 +141,11 @@ def audit_cmd(
 
 
 def _print_report(report: Any, show: int) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from trajforge.cli.common import err, out
+
     calls = report.calls or 1
     for session in report.sessions:
         if session.error:
@@ -192,6 +192,7 @@ def serve(
     X-Rollout-Id header or the API key). GET /guard/rollouts/ID reports a rollout."""
     import os
 
+    from trajforge.cli.common import out, print_json
     from trajforge.errors import UsageError
     from trajforge.guard.proxy import GuardProxy
 
