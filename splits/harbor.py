@@ -200,9 +200,13 @@ def export_task(item: LoadedTask, dest: Path) -> None:
     (tests / "Dockerfile").write_text(_verifier_dockerfile(item, command))
     _write_files(env / "workspace", item.folders.get("workspace", ()))
     if task.family == "qa":
-        (solution / ANSWER_FILE).write_text(expected_answer(task) + "\n")
-    if task.family in ANSWERED:
+        solved = task.answer if task.answer_key is not None else expected_answer(task)
+        (solution / ANSWER_FILE).write_text((solved or "") + "\n")
+    if task.family in ANSWERED and task.answer_key is not None:
+        (tests / "expected_key.json").write_text(task.answer_key.model_dump_json(indent=2) + "\n")
+    elif task.family in ANSWERED:
         (tests / "expected_answer.txt").write_text(expected_answer(task) + "\n")
+    if task.family in ANSWERED:
         (tests / "grade_answer.py").write_text((TEMPLATES / "harbor_grade_answer.py").read_text())
         for rel, text in checker_files().items():
             (tests / "checker" / rel).parent.mkdir(parents=True, exist_ok=True)

@@ -2,10 +2,10 @@
 
 Pins: polars as the sandbox image pins it (the data-task oracles were validated with it);
 anything else at the version this trajforge runs with (pytest, the checker's pydantic), so the
-exported task grades with what validation used. The checker: ``trajforge.verifiers.answer``
-and every ``trajforge`` module it imports, copied under ``tests/checker/`` with empty package
-``__init__`` files, so ``tests/grade_answer.py`` calls the very ``check_answer`` of
-``trajforge verify``.
+exported task grades with what validation used. The checkers: ``trajforge.verifiers.answer``
+and ``trajforge.verifiers.answer_facts`` and every ``trajforge`` module they import, copied under
+``tests/checker/`` with empty package ``__init__`` files, so ``tests/grade_answer.py`` calls the
+very check of ``trajforge verify`` (the answer key of a reconstructed qa task, else the value).
 """
 
 from __future__ import annotations
@@ -20,8 +20,9 @@ from pathlib import Path
 
 from trajforge.verifiers.sandbox.image import WHEELS
 
-CHECKER = "trajforge.verifiers.answer"
-"""Module whose ``check_answer`` grades exported qa and data tasks."""
+CHECKERS = ("trajforge.verifiers.answer", "trajforge.verifiers.answer_facts")
+"""Modules that grade exported qa and data tasks: ``check_answer`` (a value) and ``check_key``
+(a reconstructed qa task's answer key)."""
 IMAGE_PINS = {w.split("==")[0]: w for w in WHEELS}
 """Pins taken from the sandbox image recipe (polars and its runtime)."""
 COMPANIONS = {"polars": ("polars-runtime-32",)}
@@ -63,7 +64,7 @@ def _imports(module: str, path: Path) -> Iterable[str]:
 @cache
 def _closure() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(trajforge modules the checker needs, third-party top-level imports)."""
-    todo, seen, outside = [CHECKER], set(), set()
+    todo, seen, outside = list(CHECKERS), set(), set()
     while todo:
         module = todo.pop()
         if module in seen:

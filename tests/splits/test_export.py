@@ -16,10 +16,12 @@ from tests.sandbox.conftest import load_backend
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits
 from trajforge.reconstruct import pipeline
+from trajforge.records import AnswerKey
 from trajforge.splits import harbor
 from trajforge.splits.atif import export as export_atif
 from trajforge.splits.tasks import LoadedTask, PackedFile, load_tasks
 from trajforge.verifiers.answer import perturbed_answers
+from trajforge.verifiers.validate.qa_key import wrong_answers
 
 FAMILIES = ("build", "data", "extend", "qa", "repair")
 
@@ -105,6 +107,10 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def _wrong(task: Path) -> dict[str, str]:
     """A plausible wrong solution: a near-miss answer, or the oracle's code stubbed out."""
+    key = task / "tests" / "expected_key.json"
+    if key.exists():  # a reconstructed qa task: its facts with a number or a name wrong
+        wrong = wrong_answers(AnswerKey.model_validate_json(key.read_text()), "")
+        return {"answer.txt": next(v for k, v in wrong.items() if k.startswith(("number", "name")))}
     expected = task / "tests" / "expected_answer.txt"
     if expected.exists():
         return {"answer.txt": perturbed_answers(expected.read_text().strip(), 0)[0] + "\n"}

@@ -71,7 +71,7 @@ def _other_name(fact: Fact, key: AnswerKey) -> str:
     return value[:-1] + ("X" if value[-1:] != "X" else "Y")
 
 
-def _wrong(key: AnswerKey, question: str) -> dict[str, str]:
+def wrong_answers(key: AnswerKey, question: str) -> dict[str, str]:
     """Wrong answers that must fail, by control name."""
     wrong = {"empty": "", "question": question}
     for n, fact in enumerate(key.required):
@@ -101,7 +101,7 @@ def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, di
     }
     if (words := _in_words(key)) is not None:
         controls["paraphrase:words"] = _cell(key, words, "pass")
-    for name, given in _wrong(key, task.request or task.instruction).items():
+    for name, given in wrong_answers(key, task.request or task.instruction).items():
         controls[name] = _cell(key, given, "fail")
     for n, answer in enumerate(a for a in dict.fromkeys(earlier) if a != task.answer):
         cell = _cell(key, answer, "fail")
