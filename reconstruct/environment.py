@@ -35,6 +35,12 @@ NODE_LOCKS = {
 """Lockfile → the manager that installs from it."""
 YARN_CLASSIC = "1.22.22"
 """Yarn v1 version corepack runs for a classic ``yarn.lock`` without a packageManager pin."""
+YARN_BERRY = "4.5.0"
+"""Yarn version corepack runs for a berry ``yarn.lock`` (``__metadata``) without a pin."""
+PNPM_BY_LOCKFILE = {"9.0": "9.15.9", "6.0": "8.15.9", "5.4": "7.33.7"}
+"""pnpm-lock.yaml ``lockfileVersion`` → the last pnpm release writing it (without a pin), so an
+unpinned project installs the same way every time instead of with whatever is newest."""
+PNPM_DEFAULT = "9.15.9"
 DEPENDENCY_KEYS = ("dependencies", "devDependencies", "optionalDependencies")
 TOOLCHAINS: dict[str, str] = {
     "cargo": "cargo",
@@ -118,8 +124,8 @@ def _node_recipe(
         manager = "npm"
     version = pin_version if pin_name == manager and pin_version else None
     lock_text = files.get(locks[0], "") if locks else ""
-    if manager == "yarn" and version is None and "yarn lockfile v1" in lock_text[:300]:
-        version = YARN_CLASSIC
+    if version is None:
+        version = _default_version(manager, lock_text)
     return EnvironmentRecipe(
         ecosystem="node",
         manager=manager,  # type: ignore[arg-type]
@@ -132,16 +138,26 @@ def _node_recipe(
     )
 
 
+def _default_version(manager: str, lock_text: str) -> str | None:
+    """The pinned release of pnpm / yarn for a lockfile that names no packageManager."""
+    if manager == "pnpm":
+        found = re.search(r"lockfileVersion:\s*'?([0-9.]+)", lock_text[:200])
+        return PNPM_BY_LOCKFILE.get(found.group(1) if found else "", PNPM_DEFAULT)
+    if manager == "yarn":
+        return YARN_CLASSIC if "yarn lockfile v1" in lock_text[:300] else YARN_BERRY
+    return None
+
+
 def _node_install(manager: str, version: str | None, locked: bool) -> str:
     if manager == "pnpm":
         frozen = " --frozen-lockfile" if locked else ""
-        return f"corepack pnpm@{version or 'latest'} install{frozen} --ignore-scripts"
+        return f"corepack pnpm@{version} install{frozen} --ignore-scripts"
     if manager == "yarn":
         if version and version.startswith("1."):
             frozen = " --frozen-lockfile" if locked else ""
             return f"corepack yarn@{version} install{frozen} --ignore-scripts"
         immutable = " --immutable" if locked else ""
-        return f"corepack yarn@{version or 'stable'} install{immutable} --mode=skip-build"
+        return f"corepack yarn@{version} install{immutable} --mode=skip-build"
     return "npm ci --ignore-scripts" if locked else "npm install --ignore-scripts --no-audit"
 
 

@@ -33,6 +33,9 @@ REQUIREMENT_FILES = (
 """Requirement files read at the top of the workspace, in this order."""
 LOCKFILES = ("uv.lock", "poetry.lock", "pdm.lock", "Pipfile.lock")
 """Lockfiles hashed into the environment (the install follows the declarations above)."""
+RUNTIME_PROVIDED = frozenset({"pytest"})
+"""Packages the sandbox's task runtime always has (validate checks it first): a session's own
+``pip install -U pytest`` makes no environment of its own."""
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _PIP_INSTALL = re.compile(r"^(python[0-9.]*\s+-m\s+)?(uv\s+)?pip[0-9.]*\s+install\s")
 
@@ -131,7 +134,11 @@ def pip_installs(commands: Iterable[str]) -> list[str]:
             tail = args[args.index("install") + 1 :]
             if any(a in ("-r", "--requirement", "-e", "--editable") for a in tail):
                 continue
-            found += [a for a in tail if not a.startswith("-") and requirement_name(a)]
+            found += [
+                a
+                for a in tail
+                if not a.startswith("-") and requirement_name(a) not in (None, *RUNTIME_PROVIDED)
+            ]
     return found
 
 

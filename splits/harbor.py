@@ -41,6 +41,7 @@ from trajforge.splits.harbor_env import (
     pins,
 )
 from trajforge.splits.tasks import LoadedTask, PackedFile
+from trajforge.verifiers.environments.dockerfile import dockerfile_lines
 from trajforge.verifiers.validate.qa import expected_answer
 
 SCHEMA_VERSION = "1.3"
@@ -135,17 +136,22 @@ def _runtime(item: LoadedTask, command: str) -> list[str]:
 
 
 def _dockerfile(item: LoadedTask, command: str) -> str:
-    lines = [f"FROM {BASE_IMAGE}", *_pip(_runtime(item, command))]
+    env = dockerfile_lines(item.task.environment)  # the task's dependencies, as validated
+    lines = [f"FROM {BASE_IMAGE}", *env.toolchain, *_pip(_runtime(item, command))]
     lines += [f"RUN useradd --create-home --shell /bin/bash {AGENT_USER}", "WORKDIR /app"]
     if item.folders.get("workspace"):
         lines.append(f"COPY --chown={AGENT_USER}:{AGENT_USER} workspace/ /app/")
+    lines += env.install
     lines.append(f"RUN chown {AGENT_USER}:{AGENT_USER} /app")
     return "\n".join(lines) + "\n"
 
 
 def _verifier_dockerfile(item: LoadedTask, command: str) -> str:
     needs = checker_requirements() if item.task.family in ANSWERED else _runtime(item, command)
-    lines = [f"FROM {BASE_IMAGE}", *_pip(needs), "COPY . /tests/", "WORKDIR /app"]
+    env = dockerfile_lines(item.task.environment)
+    python = [line for line in env.install if line.startswith(("RUN pip ", "ENV PYTHONPATH"))]
+    lines = [f"FROM {BASE_IMAGE}", *env.toolchain, *_pip(needs), *python]
+    lines += ["COPY . /tests/", "WORKDIR /app"]
     return "\n".join(lines) + "\n"
 
 

@@ -65,6 +65,10 @@ COMMANDS: dict[str, Lazy] = {
     "harness": Lazy(
         ".harness_cmd", "Coding-agent CLIs (pi, opencode, hermes) at their pinned versions."
     ),
+    "env": Lazy(
+        ".env_cmd",
+        "Task environments (dependencies + toolchains), built once per hash and cached.",
+    ),
     "sandbox": Lazy(".sandbox_cmd", "Run commands in the sandbox (local namespaces or docker)."),
 }
 

@@ -19,6 +19,7 @@ from trajforge.protocols import Sandbox
 from trajforge.reconstruct.families import is_test_file
 from trajforge.records import Reason, Task, Validation
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
+from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
 from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened
@@ -174,6 +175,9 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
     """The validation of one prepared task (may raise on sandbox failure; caller catches)."""
     if task.verifier.kind == "none":
         return _rejected("no verifier: no passing check was recorded in the episode")
+    blocked = repo_reason(task)  # --repos: repository not found / commit not told
+    if blocked is not None:
+        return _rejected(blocked)
     missing = [p for p in task.files.missing if p not in task.files.shell_modified]
     if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
         return _rejected(
@@ -191,9 +195,15 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
         weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
         return Validation(status="rejected", reasons=weak_reasons, evidence={"history": history})
     command = task.verifier.command or ""
+    try:  # the task's dependencies and toolchain, built once per hash, mounted read-only
+        prepared = for_task(task_dir, task, ctx.sandbox)
+    except EnvironmentProblem as exc:
+        return _rejected(str(exc), history=history)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-") as scratch:
-        result = run_matrix(ctx.sandbox, files, command, ctx.config, Path(scratch))
+        result = run_matrix(prepared.sandbox, files, command, ctx.config, Path(scratch))
     status, reasons, controls, evidence = matrix_controls(result, files, ctx.config)
+    if prepared.evidence is not None:
+        evidence["environment"] = prepared.evidence.model_dump(mode="json")
     derived = install_derived(task_dir, result.strengthened)
     tests = sorted({*hidden, *([derived] if derived else [])})
     evidence.update(history=history, command=command, hidden_tests=tests)

@@ -17,6 +17,7 @@ from typing import Any
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
 from trajforge.records import Task
+from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.matrix import Runner
 from trajforge.verifiers.validate.qa import check_task_answer
@@ -46,6 +47,7 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
     if not solution.is_dir():
         raise UsageError(f"--files {solution}: not a directory")
     files = layered_solution(task_dir, task, read_tree(solution))
+    sandbox = for_task(task_dir, task, sandbox).sandbox  # its environment, as validation used
     dropped = list(task.validation.evidence.get("dropped_tests", []))
     timeout = float(task.validation.evidence.get("config", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:

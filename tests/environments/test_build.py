@@ -1,0 +1,178 @@
+"""Environments built for real from the npm and PyPI registries, cached, and used offline.
+
+Every build here downloads (npm: ``ms``; PyPI: ``text-unidecode``, pytest), so the tests are
+``slow``; the registry-free failures (lockfile out of sync, inputs changed, Python version,
+crates.io) are quick.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.repos import NODE_LOCK, NODE_PACKAGE, PYPROJECT
+from tests.sandbox.conftest import load_backend
+from trajforge.protocols import Limits
+from trajforge.reconstruct.environment import detect
+from trajforge.records import Environment, Reason
+from trajforge.verifiers.environments import cache as store
+from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
+from trajforge.verifiers.environments.session import EnvSandbox
+
+NODE_FILES = {"package.json": NODE_PACKAGE, "package-lock.json": NODE_LOCK}
+PNPM_PACKAGE = json.dumps({"name": "pn", "private": True, "dependencies": {"ms": "2.1.3"}})
+PNPM_LOCK = """lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .:
+    dependencies:
+      ms:
+        specifier: 2.1.3
+        version: 2.1.3
+
+packages:
+
+  ms@2.1.3:
+    resolution: {integrity: INTEGRITY}
+
+snapshots:
+
+  ms@2.1.3: {}
+""".replace("INTEGRITY", json.loads(NODE_LOCK)["packages"]["node_modules/ms"]["integrity"])
+"""Written by ``corepack pnpm@9.15.9 install --lockfile-only`` for PNPM_PACKAGE."""
+
+
+def _env(files: dict[str, str], command: str | None = None) -> Environment:
+    env = detect(files, command)
+    assert env is not None
+    return env
+
+
+@pytest.mark.slow
+def test_npm_ci_builds_once_then_is_reused(tmp_path: Path) -> None:
+    env = _env(NODE_FILES, "npm test")
+    built, cached = ensure(env, NODE_FILES, tmp_path)
+    assert not cached and built.hash == env.hash and built.tools["npm"]
+    folder = store.folder(tmp_path, env.hash)
+    assert (
+        json.loads((folder / "node/node_modules/ms/package.json").read_text())["version"] == "2.1.3"
+    )
+    assert (folder / "build-npm.log").is_file() and not list(tmp_path.glob(f".{env.hash}.*"))
+    again, cached = ensure(env, NODE_FILES, tmp_path)
+    assert cached and again == built
+    assert [b.hash for b, _ in store.listing(tmp_path)] == [env.hash]
+
+
+@pytest.mark.slow
+def test_concurrent_builders_of_one_hash_build_it_once(tmp_path: Path) -> None:
+    env = _env(NODE_FILES)
+    results: list[tuple[store.BuiltEnvironment, bool]] = []
+    threads = [
+        threading.Thread(target=lambda: results.append(ensure(env, NODE_FILES, tmp_path)))
+        for _ in range(3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(cached for _, cached in results) == [False, True, True]
+    assert len({built.built_at for built, _ in results}) == 1
+
+
+@pytest.mark.slow
+def test_pip_installs_the_declared_packages_for_the_sandbox_python(tmp_path: Path) -> None:
+    files = {"pyproject.toml": PYPROJECT}
+    env = _env(files, "python3 -m pytest -q")
+    assert env.recipes[0].packages == ("text-unidecode==1.3", "pytest")
+    ensure(env, files, tmp_path)
+    site = store.folder(tmp_path, env.hash) / "python/site"
+    assert (site / "text_unidecode").is_dir() and (site / "pytest").is_dir()
+
+
+@pytest.mark.slow
+def test_pnpm_through_corepack_and_its_wrapper_run_offline_in_the_sandbox(tmp_path: Path) -> None:
+    files = {"package.json": PNPM_PACKAGE, "pnpm-lock.yaml": PNPM_LOCK}
+    env = _env(files, "pnpm test")
+    assert env.recipes[0].manager_version == "9.15.9" and env.needs == ()
+    built, _ = ensure(env, files, tmp_path / "cache")
+    assert built.bin == ("pnpm",) and built.tools["pnpm"] == "9.15.9"
+    folder = store.folder(tmp_path / "cache", env.hash)
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "package.json").write_text(PNPM_PACKAGE)
+    (workspace / "use.js").write_text("console.log(require('ms')('2h'))\n")
+    with sandbox.session(workspace, Limits(timeout_s=60)) as box:
+        assert box.run("pnpm --version").stdout.strip() == "9.15.9"
+        ran = box.run("node use.js")
+        assert ran.exit_code == 0 and ran.stdout.strip() == "7200000"
+        tamper = box.run("echo x > node_modules/ms/index.js")
+        assert tamper.exit_code != 0  # the environment is read-only for the code under test
+
+
+def _local_with(folder: Path):  # type: ignore[no-untyped-def]
+    from trajforge.verifiers.sandbox.local import LocalSandbox
+
+    load_backend("local")
+    return LocalSandbox(expose=(folder,))
+
+
+def test_npm_ci_against_a_lockfile_out_of_sync_is_build_failed(tmp_path: Path) -> None:
+    package = json.dumps({"name": "nodecalc", "version": "1.2.0", "dependencies": {"ms": "2.1.2"}})
+    files = {"package.json": package, "package-lock.json": NODE_LOCK}
+    with pytest.raises(EnvironmentProblem) as caught:
+        ensure(_env(files), files, tmp_path)
+    assert caught.value.reason is Reason.ENVIRONMENT_BUILD_FAILED
+    assert str(caught.value).startswith("environment_build_failed: `npm ci --ignore-scripts")
+    assert "in sync" in str(caught.value) or "lock" in str(caught.value)
+    assert store.listing(tmp_path) == [] and not list(tmp_path.glob(".*.*"))
+
+
+def test_files_changed_since_the_recipe_are_build_failed(tmp_path: Path) -> None:
+    env = _env(NODE_FILES)
+    changed = {**NODE_FILES, "package-lock.json": NODE_LOCK.replace("2.1.3", "2.1.2")}
+    with pytest.raises(EnvironmentProblem, match=r"package-lock\.json is changed since"):
+        ensure(env, changed, tmp_path)
+    with pytest.raises(EnvironmentProblem, match=r"package\.json is missing"):
+        ensure(env, {"package-lock.json": NODE_LOCK}, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_release_that_does_not_exist_is_build_failed(tmp_path: Path) -> None:
+    files = {"requirements.txt": "text-unidecode==999.0\n"}
+    with pytest.raises(EnvironmentProblem) as caught:
+        ensure(_env(files), files, tmp_path)
+    assert caught.value.reason is Reason.ENVIRONMENT_BUILD_FAILED
+    assert "pip install" in str(caught.value) and "text-unidecode" in str(caught.value)
+
+
+def test_another_python_is_environment_unavailable(tmp_path: Path) -> None:
+    env = _env({"requirements.txt": "six\n"})
+    recipe = env.recipes[0].model_copy(update={"python": "3.99"})
+    other = env.model_copy(update={"recipes": (recipe,)})
+    with pytest.raises(EnvironmentProblem) as caught:
+        ensure(other, {"requirements.txt": "six\n"}, tmp_path)
+    assert str(caught.value).startswith("environment_unavailable: python3.99: ")
+    assert "fix: run trajforge" in str(caught.value)
+
+
+def test_rust_needs_crates_io_and_says_so(tmp_path: Path) -> None:
+    """crates.io is not reachable from the machines this runs on; with it, Rust is still
+    named unsupported (never an oracle failure with exit 127)."""
+    files = {
+        "Cargo.toml": '[package]\nname = "x"\n\n[dependencies]\nserde = "1"\n',
+        "Cargo.lock": "",
+    }
+    with pytest.raises(EnvironmentProblem) as caught:
+        ensure(_env(files, "cargo test"), files, tmp_path)
+    message = str(caught.value)
+    assert caught.value.reason is Reason.ENVIRONMENT_UNAVAILABLE
+    assert message.startswith("environment_unavailable: cargo: ") and "; fix: " in message

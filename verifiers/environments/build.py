@@ -1,0 +1,296 @@
+"""Build a task environment once per hash: the project's own install, network at build time only.
+
+Node: the manifest and lockfile are copied into ``<stage>/node/<root>/`` and the recipe's
+install runs there (``npm ci``, or pnpm / yarn through corepack at the pinned version, every
+lifecycle script skipped: the install must not run the project's code on this machine); pnpm
+and yarn themselves are kept under ``tools/`` with a wrapper in ``bin/`` so a check that calls
+them runs offline. Python: ``pip install --target <stage>/python/site`` of the recipe's
+packages with the interpreter the sandbox runs (same ``major.minor``). Rust and Go: their
+toolchain and registry are checked and named when missing; building them is not supported.
+
+A failed install is ``environment_build_failed`` with the command and its last error line,
+unless the registry turns out to be unreachable (then ``environment_unavailable``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from trajforge.errors import TrajforgeError
+from trajforge.records import Environment, EnvironmentRecipe, Reason, sha256_hex
+from trajforge.verifiers.environments import cache as store
+from trajforge.verifiers.environments.toolchain import (
+    missing_tool,
+    reachable,
+    registry_of,
+    unavailable,
+    unreachable,
+    version,
+    which,
+)
+
+log = logging.getLogger(__name__)
+
+BUILD_TIMEOUT_S = 1200.0
+"""Longest one install command may take (a cold download of a large lockfile)."""
+NODE_CONFIG_FILES = (".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml")
+"""Files beside a package.json that change how its install resolves (copied with it)."""
+NPM_FLAGS = ("--no-audit", "--no-fund", "--loglevel=error")
+"""Flags added to npm installs: no advisories or funding requests (network, noise)."""
+PNPM_FLAGS = ("--package-import-method=copy", "--reporter=append-only")
+"""pnpm: copy files out of its store (no hard links into the shared download cache)."""
+PIP_FLAGS = (
+    "--no-input",
+    "--disable-pip-version-check",
+    "--no-warn-script-location",
+    "--prefer-binary",
+)
+
+
+class EnvironmentProblem(TrajforgeError):
+    """A task environment that cannot be had; the message starts with its closed reason."""
+
+    def __init__(self, message: str, reason: Reason) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _unavailable(message: str) -> EnvironmentProblem:
+    return EnvironmentProblem(message, Reason.ENVIRONMENT_UNAVAILABLE)
+
+
+def ensure(
+    env: Environment, files: Mapping[str, str], cache_root: Path | None = None
+) -> tuple[store.BuiltEnvironment, bool]:
+    """The built environment of ``env`` (built now unless cached): (record, was it cached)."""
+    cache = store.root(cache_root)
+    found = store.load(cache, env.hash)
+    if found is None:
+        blocked = blocker(env)
+        if blocked is not None:
+            raise _unavailable(blocked)
+        _check_inputs(env, files)
+        with store.locked(cache, env.hash):
+            found = store.load(cache, env.hash)  # another builder may have finished it
+            if found is None:
+                return _build(env, files, cache), False
+    store.touch(cache, env.hash)
+    return found, True
+
+
+def blocker(env: Environment) -> str | None:
+    """Why ``env`` cannot be built here at all (a tool, a registry, an ecosystem), or None."""
+    for recipe in env.recipes:
+        if recipe.ecosystem in ("rust", "go"):
+            tool = recipe.manager
+            if which(tool) is None:
+                return missing_tool(tool)
+            if not reachable(registry_of(tool).host):
+                return unreachable(tool)
+            return unavailable(
+                tool,
+                f"trajforge does not build {recipe.ecosystem} environments yet",
+                "export the task to Harbor (its Dockerfile runs the install) or give a "
+                "task whose check needs no downloaded dependencies",
+            )
+        for program in recipe.toolchain:
+            if program != "python3" and which(program) is None:
+                return missing_tool(program)
+    return None
+
+
+def _check_inputs(env: Environment, files: Mapping[str, str]) -> None:
+    """Every manifest and lockfile the hash covers is there with the same content."""
+    for path, digest in env.inputs.items():
+        text = files.get(path)
+        if text is None or sha256_hex(text.encode("utf-8", "surrogateescape")) != digest:
+            state = "missing" if text is None else "changed since the recipe was made"
+            raise EnvironmentProblem(
+                f"{Reason.ENVIRONMENT_BUILD_FAILED}: {path} is {state}; run trajforge "
+                "reconstruct again to refresh the task's environment",
+                Reason.ENVIRONMENT_BUILD_FAILED,
+            )
+
+
+def _build(env: Environment, files: Mapping[str, str], cache: Path) -> store.BuiltEnvironment:
+    stage = Path(tempfile.mkdtemp(prefix=f".{env.hash}.", dir=cache))
+    started = time.monotonic()
+    try:
+        tools: dict[str, str] = {}
+        for recipe in env.recipes:
+            log.info("building %s environment %s", recipe.ecosystem, env.hash[:12])
+            tools.update(BUILDERS[recipe.ecosystem](recipe, files, stage, cache))
+        bins = stage / "bin"
+        built = store.BuiltEnvironment(
+            hash=env.hash,
+            recipes=env.recipes,
+            built_at=store.now_iso(),
+            build_s=round(time.monotonic() - started, 3),
+            size_bytes=store.size_of(stage),
+            tools=tools,
+            bin=tuple(sorted(p.name for p in bins.iterdir())) if bins.is_dir() else (),
+            python_packages=store.installed(stage / "python" / "site"),
+        )
+        store.save(stage, built)
+        stage.chmod(0o755)  # mkdtemp made it private; every sandbox uid must read it
+        os.rename(stage, store.folder(cache, env.hash))
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return built
+
+
+def _run(argv: list[str], cwd: Path, env: Mapping[str, str], manager: str) -> None:
+    """Run one install command; EnvironmentProblem naming it when it fails."""
+    shown = shlex.join(argv[:6]) + (" …" if len(argv) > 6 else "")
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            capture_output=True,
+            text=True,
+            timeout=BUILD_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise EnvironmentProblem(
+            f"{Reason.ENVIRONMENT_BUILD_FAILED}: `{shown}` ran past {BUILD_TIMEOUT_S:.0f} s",
+            Reason.ENVIRONMENT_BUILD_FAILED,
+        ) from None
+    with (cwd / ".trajforge-build.log").open("a") as handle:
+        handle.write(f"$ {shlex.join(argv)}\n{done.stdout}{done.stderr}\n")
+    if done.returncode == 0:
+        return
+    if not reachable(registry_of(manager).host):
+        raise _unavailable(unreachable(manager))
+    lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+    detail = next(
+        (ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else ""
+    )
+    raise EnvironmentProblem(
+        f"{Reason.ENVIRONMENT_BUILD_FAILED}: `{shown}` exited {done.returncode}: {detail[:300]}",
+        Reason.ENVIRONMENT_BUILD_FAILED,
+    )
+
+
+def _tool_env(cache: Path) -> dict[str, str]:
+    """The installers' environment: this machine's, with the shared download caches."""
+    env = dict(os.environ)
+    env.update(
+        npm_config_cache=str(store.downloads(cache, "npm")),
+        npm_config_update_notifier="false",
+        COREPACK_HOME=str(store.downloads(cache, "corepack")),
+        COREPACK_ENABLE_DOWNLOAD_PROMPT="0",
+        COREPACK_NPM_REGISTRY=os.environ.get("COREPACK_NPM_REGISTRY", "https://registry.npmjs.org"),
+        COREPACK_INTEGRITY_KEYS=os.environ.get("COREPACK_INTEGRITY_KEYS", "0"),
+        YARN_CACHE_FOLDER=str(store.downloads(cache, "yarn")),
+        YARN_NODE_LINKER="node-modules",
+        YARN_ENABLE_TELEMETRY="0",
+        YARN_ENABLE_GLOBAL_CACHE="false",
+    )
+    return env
+
+
+def _node_argv(recipe: EnvironmentRecipe, cache: Path) -> list[str]:
+    argv = shlex.split(recipe.install[0])
+    if recipe.manager == "npm":
+        return [*argv, *NPM_FLAGS]
+    if recipe.manager == "pnpm":
+        return [*argv, *PNPM_FLAGS, f"--store-dir={store.downloads(cache, 'pnpm-store')}"]
+    return argv
+
+
+def _build_node(
+    recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
+) -> dict[str, str]:
+    work = stage / "node" / recipe.root
+    work.mkdir(parents=True, exist_ok=True)
+    base = f"{recipe.root}/" if recipe.root else ""
+    for rel in (recipe.manifest, *recipe.lockfiles, *(base + n for n in NODE_CONFIG_FILES)):
+        if rel in files:
+            (work / Path(rel).name).write_text(
+                files[rel], encoding="utf-8", errors="surrogateescape"
+            )
+    _run(_node_argv(recipe, cache), work, _tool_env(cache), recipe.manager)
+    (work / ".trajforge-build.log").rename(stage / f"build-{recipe.manager}.log")
+    tools = {"node": version("node"), "npm": version("npm")}
+    if recipe.manager != "npm" and recipe.manager_version:
+        _keep_manager(recipe.manager, recipe.manager_version, cache, stage)
+        tools[recipe.manager] = recipe.manager_version
+    return tools
+
+
+def _keep_manager(manager: str, release: str, cache: Path, stage: Path) -> None:
+    """Copy corepack's download of pnpm / yarn into ``tools/`` and put a wrapper in ``bin/``."""
+    source = store.downloads(cache, "corepack") / "v1" / manager / release
+    if not source.is_dir():
+        log.warning("corepack kept no %s %s under %s", manager, release, source)
+        return
+    target = stage / "tools" / manager
+    shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+    entry = _entry(target, manager)
+    wrapper = stage / "bin" / manager
+    wrapper.parent.mkdir(exist_ok=True)
+    wrapper.write_text(f'#!/bin/sh\nexec node "$(dirname "$0")/../tools/{manager}/{entry}" "$@"\n')
+    wrapper.chmod(0o755)
+
+
+def _entry(folder: Path, manager: str) -> str:
+    """The script a package manager's package runs as ``manager`` (its package.json bin)."""
+    manifest = folder / "package.json"
+    if manifest.is_file():
+        data = json.loads(manifest.read_text())
+        bins = data.get("bin")
+        if isinstance(bins, str):
+            return bins.removeprefix("./")
+        if isinstance(bins, dict) and isinstance(bins.get(manager), str):
+            return str(bins[manager]).removeprefix("./")
+    return f"{manager}.js"  # yarn berry: one bundled file
+
+
+def _build_python(
+    recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
+) -> dict[str, str]:
+    have = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if recipe.python and recipe.python != have:
+        raise _unavailable(
+            unavailable(
+                f"python{recipe.python}",
+                f"the packages were resolved for Python {recipe.python}; trajforge runs on {have}",
+                f"run trajforge (and its local sandbox) with Python {recipe.python}",
+            )
+        )
+    site = stage / "python" / "site"
+    site.mkdir(parents=True)
+    argv = [sys.executable, "-m", "pip", "install", "--target", str(site), *PIP_FLAGS]
+    argv += ["--cache-dir", str(store.downloads(cache, "pip")), *recipe.packages]
+    _run(argv, stage, _tool_env(cache), "pip")
+    (stage / ".trajforge-build.log").rename(stage / "build-pip.log")
+    return {"python": platform.python_version(), "pip": version("pip").split(" from ")[0]}
+
+
+def _build_compiled(
+    recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
+) -> dict[str, str]:
+    raise _unavailable(blocker(Environment(recipes=(recipe,), hash="-")) or "")
+
+
+Builder = Callable[[EnvironmentRecipe, Mapping[str, str], Path, Path], dict[str, str]]
+BUILDERS: dict[str, Builder] = {
+    "node": _build_node,
+    "python": _build_python,
+    "rust": _build_compiled,
+    "go": _build_compiled,
+}

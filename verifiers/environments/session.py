@@ -1,0 +1,158 @@
+"""A sandbox whose every run sees the task's built environment, read-only, with no network.
+
+:class:`EnvSandbox` wraps a backend (local: the environment folder exposed read-only at its
+host path; docker: a derived image holding it under ``/opt/trajforge/env``). After every
+``reset`` the session links each ``node_modules`` into the workspace (the workspace is a fresh
+copy each time), and every run gets PATH (the environment's ``bin/``, ``node_modules/.bin``,
+the node toolchain) and PYTHONPATH (the installed packages, then the project's ``src``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from trajforge.closing import Closing
+from trajforge.errors import SandboxError
+from trajforge.protocols import Limits, RunResult, Sandbox, SandboxSession
+from trajforge.records import EnvironmentRecipe
+from trajforge.verifiers.sandbox.common import SAFE_PATH
+
+WORKSPACE = "/workspace"
+RUN_ENV = {
+    "npm_config_update_notifier": "false",
+    "npm_config_audit": "false",
+    "npm_config_fund": "false",
+    "npm_config_offline": "true",
+    "COREPACK_ENABLE_NETWORK": "0",
+    "COREPACK_ENABLE_STRICT": "0",
+}
+"""Every run: npm and corepack never try the network (there is none; failing fast is clearer)."""
+
+
+def base_path(backend: str) -> str:
+    """PATH a backend gives its runs (the local one puts the running interpreter first)."""
+    if backend == "local":
+        dirs = [
+            str(Path(sys.executable).parent),
+            str(Path(sys.prefix) / "bin"),
+            *SAFE_PATH.split(":"),
+        ]
+        return ":".join(dict.fromkeys(dirs))
+    return SAFE_PATH
+
+
+class EnvSandbox:
+    """A backend plus one environment: what every session links and sets."""
+
+    def __init__(
+        self,
+        inner: Sandbox,
+        recipes: Sequence[EnvironmentRecipe],
+        env_root: str,
+        extra_path: Sequence[str] = (),
+    ) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.recipes = tuple(recipes)
+        self.env_root = env_root.rstrip("/")
+        """Where the environment folder is inside the sandbox."""
+        self.extra_path = tuple(extra_path)
+        """Toolchain folders inside the sandbox put on PATH (docker: the node toolchain)."""
+
+    def available(self) -> str | None:
+        return self.inner.available()
+
+    def session(self, workspace: Path, limits: Limits | None = None) -> EnvSession:
+        return EnvSession(self.inner.session(workspace, limits), self)
+
+    def setup_script(self) -> str:
+        """Shell run after each reset: link every recipe's node_modules into the workspace."""
+        lines = ["set -e"]
+        for recipe in self.recipes:
+            if recipe.ecosystem != "node":
+                continue
+            folder = f"{WORKSPACE}/{recipe.root}".rstrip("/")
+            link = f"{folder}/node_modules"
+            target = f"{self.env_root}/node/{recipe.root}".rstrip("/") + "/node_modules"
+            lines.append(f"mkdir -p {shlex.quote(folder)}")
+            lines.append(f"rm -rf {shlex.quote(link)}")
+            lines.append(f"ln -s {shlex.quote(target)} {shlex.quote(link)}")
+        return "\n".join(lines) if len(lines) > 1 else ""
+
+    def run_env(self) -> dict[str, str]:
+        """Variables every run gets."""
+        paths = [f"{self.env_root}/bin", *self.extra_path]
+        pythonpath: list[str] = []
+        for recipe in self.recipes:
+            if recipe.ecosystem == "node":
+                folder = f"{WORKSPACE}/{recipe.root}".rstrip("/")
+                paths.append(f"{folder}/node_modules/.bin")
+            elif recipe.ecosystem == "python":
+                pythonpath.append(f"{self.env_root}/python/site")
+                pythonpath += [f"{WORKSPACE}/{p}" for p in recipe.pythonpath]
+                paths.append(f"{self.env_root}/python/site/bin")
+        env = dict(RUN_ENV)
+        env["PATH"] = ":".join([*dict.fromkeys(paths), base_path(self.name)])
+        if pythonpath:
+            env["PYTHONPATH"] = ":".join(dict.fromkeys(pythonpath))
+        return env
+
+
+class EnvSession(Closing):
+    """One live session of the wrapped backend with the environment in place."""
+
+    def __init__(self, inner: SandboxSession, owner: EnvSandbox) -> None:
+        self.inner = inner
+        self.owner = owner
+        self._env = owner.run_env()
+        self._script = owner.setup_script()
+        try:
+            self._setup()
+        except BaseException:
+            inner.close()
+            raise
+
+    def _setup(self) -> None:
+        if not self._script:
+            return
+        done = self.inner.run(["sh", "-c", self._script], timeout=60, env=self._env)
+        if done.exit_code != 0:
+            raise SandboxError(f"linking the task environment failed: {done.stderr.strip()}")
+
+    def run(
+        self,
+        command: Sequence[str] | str,
+        *,
+        timeout: float | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        merged = {**self._env, **(env or {})}
+        if env and "PATH" in env:
+            merged["PATH"] = f"{self._env['PATH']}:{env['PATH']}"
+        return self.inner.run(command, timeout=timeout, env=merged)
+
+    def reset(self, workspace: Path | None = None) -> None:
+        self.inner.reset(workspace)
+        self._setup()
+
+    def copy_out(self, dest: Path) -> None:
+        self.inner.copy_out(dest)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def missing_programs(
+    box: SandboxSession, programs: Sequence[str], env: Mapping[str, str]
+) -> list[str]:
+    """Which of ``programs`` the sandbox cannot find on its PATH."""
+    if not programs:
+        return []
+    script = "; ".join(
+        f"command -v {shlex.quote(p)} >/dev/null 2>&1 || echo {shlex.quote(p)}" for p in programs
+    )
+    done = box.run(["sh", "-c", script], timeout=30, env=env)
+    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
