@@ -199,10 +199,10 @@ def _existing(cwd: str, checkouts: Sequence[Checkout]) -> list[Candidate]:
     local = Path(_norm(cwd))
     if not local.is_dir():
         return []
-    resolved = local.resolve()
     for checkout in checkouts:
-        if resolved == checkout.path or resolved.is_relative_to(checkout.path):
-            return [Candidate(checkout, resolved.relative_to(checkout.path).as_posix(), "cwd")]
+        subdir = _subdir(checkout.path, local)
+        if subdir is not None:
+            return [Candidate(checkout, subdir, "cwd")]
     return []
 
 

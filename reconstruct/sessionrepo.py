@@ -76,8 +76,9 @@ def recover(session: Session, probe: Replay, search: RepoSearch) -> Recovered:
         log.warning("%s: %s", cand.checkout.path, exc)
         return Recovered(None, match.model_copy(update={"status": "ambiguous", "detail": str(exc)}))
     for path in match.unmatched:  # the working tree differed from the commit: keep what was read
-        if not reads[path].partial:
-            files[path] = reads[path].text
+        read = reads.get(path)
+        if read is not None and not read.partial:
+            files[path] = read.text
     return Recovered(files, match)
 
 

@@ -9,16 +9,18 @@ reconstruct finds the repository and that exact commit from what the session rea
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.generate_repo_sessions import RECORD_ROOT
+from tests.fixtures.generate_repo_sessions import RECORD_ROOT, SCENARIOS, record_pi
 from tests.fixtures.repos import (
     CLOCK_BUGGY_LINE,
     CLOCK_FIXED_LINE,
     NODE_LOCK,
     SESSION_COMMIT,
+    checkout,
     make_repo,
 )
 from tests.support.inprocess import run_main
@@ -29,6 +31,7 @@ from trajforge.reconstruct.repos import RepoSearch, normalize_url, url_name
 from trajforge.reconstruct.sessionrepo import recover
 from trajforge.records import GitInfo, Session, Task, load_record
 from trajforge.registry import FORMATS, create
+from trajforge.verifiers.environments import repo_reason
 
 SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions" / "repos"
 HARNESS_FILES = {"pi": "{name}.jsonl", "opencode": "{name}.json"}
@@ -238,3 +241,43 @@ def test_repos_and_repo_map_on_the_command_line(
 def test_remote_urls_compare_by_host_owner_name(url: str, key: str) -> None:
     assert normalize_url(url) == key
     assert url_name(url) == key.rsplit("/", 1)[-1]
+
+
+REAL = Path(__file__).parents[2].parent / "shared" / "corpus" / "real"
+
+
+def test_real_dumps_without_their_repositories_say_so(tmp_path: Path) -> None:
+    """Real sessions whose repositories are not given: every task that changed existing files
+    is repo_not_found (never a silent workspace_incomplete or an oracle failing for a missing
+    package.json); a new project built from an empty folder (apanloco/random) stands alone."""
+    empty = tmp_path / "repos"
+    empty.mkdir()
+    summary = pipeline.run([REAL], tmp_path / "o", repos=RepoSearch(dirs=(str(empty),)))
+    assert summary.repos and all(set(c) == {"not_found"} for c in summary.repos.values())
+    tasks = _tasks(tmp_path / "o")
+    changed = [t for t in tasks if t.family in ("repair", "extend")]
+    assert len(changed) >= 5  # the real dumps do hold edits of existing files
+    for task in changed:
+        reason = repo_reason(task)
+        assert reason is not None and reason.startswith("repo_not_found: "), (task.id, reason)
+        assert task.source.repo is not None and task.source.repo.commit is None
+    builds = [t for t in tasks if t.family == "build"]
+    assert builds and all(Path(t.source.path).parent.name == "apanloco__random" for t in builds)
+    for task in builds:  # only what the session itself lost can reject a new project
+        unknown = set(task.files.missing) - set(task.files.shell_modified)
+        assert (repo_reason(task) is None) == (not unknown), task.id
+
+
+@pytest.mark.slow
+def test_live_pi_session_in_a_checkout_is_found_by_its_cwd(tmp_path: Path) -> None:
+    """pi recorded now, inside a checkout that is still here: found by the cwd it recorded."""
+    repo = tmp_path / "repos" / "work"
+    hashes = make_repo("nodecalc", repo)
+    checkout(repo, hashes[SESSION_COMMIT])
+    subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit"], cwd=repo, check=True)
+    session = record_pi(SCENARIOS["nodecalc"], repo, {}, tmp_path / "home")
+    pipeline.run([session], tmp_path / "o", repos=RepoSearch(dirs=(str(tmp_path / "repos"),)))
+    task = _repair(tmp_path / "o", "pi")
+    assert task.source.repo is not None and task.source.repo.found_by == "cwd"
+    assert task.source.repo.commit == hashes[SESSION_COMMIT] and task.source.repo.match == 1.0
+    assert "node_modules/ms/index.js" not in task.files.recovered  # ignored files stay out
