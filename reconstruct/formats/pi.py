@@ -27,10 +27,11 @@ from trajforge.reconstruct.formats.pi_tools import (
     exit_code_of,
     normalise,
     read_content,
+    source_pos,
     str_or_none,
     texts,
 )
-from trajforge.reconstruct.inputs import iter_json_lines
+from trajforge.reconstruct.inputs import gc_paused, iter_json_lines
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos
 
 log = logging.getLogger(__name__)
@@ -85,24 +86,29 @@ class PiFormat:
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         """One Session per header; bad lines in it become ``Session.warnings``, lines before
         the first header are yielded as ParseWarnings (pi entries there make a headless one)."""
-        source = str(path)
-        lines, digest = _json_lines(path)
-        groups, loose = _group_records(lines, source)
-        if not groups and not loose.warnings and not loose.records:
-            yield ParseWarning(file=source, line=1, message="empty file: no pi session in it")
-            return
-        headless = any(r.get("type") in ENTRY_TYPES for _, r in loose.records)
-        if not groups and not headless:
-            raise FormatError(f"{path}: not a pi session (no session header, no pi entries)")
-        yield from loose.warnings
-        if headless:
-            first = loose.records[0][0]
-            yield ParseWarning(file=source, line=first, message=HEADLESS)
-            groups.insert(0, loose)
-        else:
-            yield from (ParseWarning(file=source, line=n, message=NOT_PI) for n, _ in loose.records)
-        for group in groups:
-            yield _build_session(group, source, digest)
+        with gc_paused():  # the file's JSON is freed inside: the collector never walks it
+            items = _read(path)
+        yield from items
+
+
+def _read(path: Path) -> list[Session | ParseWarning]:
+    """What :meth:`PiFormat.parse` yields, in order."""
+    source = str(path)
+    lines, digest = _json_lines(path)
+    groups, loose = _group_records(lines, source)
+    if not groups and not loose.warnings and not loose.records:
+        return [ParseWarning(file=source, line=1, message="empty file: no pi session in it")]
+    headless = any(r.get("type") in ENTRY_TYPES for _, r in loose.records)
+    if not groups and not headless:
+        raise FormatError(f"{path}: not a pi session (no session header, no pi entries)")
+    items: list[Session | ParseWarning] = list(loose.warnings)
+    if headless:
+        items.append(ParseWarning(file=source, line=loose.records[0][0], message=HEADLESS))
+        groups.insert(0, loose)
+    else:
+        items.extend(ParseWarning(file=source, line=n, message=NOT_PI) for n, _ in loose.records)
+    items.extend(_build_session(group, source, digest) for group in groups)
+    return items
 
 
 @dataclass
@@ -162,8 +168,8 @@ def _group_records(lines: Lines, source: str) -> tuple[list[_Group], _Group]:
     for line, value, error in lines:
         if error is not None:
             current.warnings.append(ParseWarning(file=source, line=line, message=error))
-        elif type(value) is dict and isinstance(value.get("type"), str):
-            if _is_header(value):
+        elif type(value) is dict and type(kind := value.get("type")) is str:
+            if kind == "session" and _is_header(value):
                 current = _Group(value)
                 groups.append(current)
             else:
@@ -260,6 +266,8 @@ class _EventBuilder:
         self.model: str | None = None
         self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
         self.pos = SourcePos(file=source, line=0)
+        self.line = 0
+        """``self.pos.line``, read without going through the model."""
 
     def skip(self, name: str) -> None:
         self.skipped[name] = self.skipped.get(name, 0) + 1
@@ -269,8 +277,9 @@ class _EventBuilder:
 
     def emit(self, line: int, fields: dict[str, Any]) -> None:
         """Append an Event at ``line`` built from ``fields``, which this module type-checked."""
-        if self.pos.line != line:  # events of one record share their (frozen) SourcePos
-            self.pos = construct(SourcePos, {"file": self.source, "line": line})
+        if self.line != line:  # events of one record share their (frozen) SourcePos
+            self.line = line
+            self.pos = source_pos(self.source, line)
         fields["source"] = self.pos
         if "arguments" not in fields:
             fields["arguments"] = {}  # never share the template's mutable default
@@ -284,16 +293,16 @@ class _EventBuilder:
             self.skip(kind)  # compaction: the path goes on through it
         elif not isinstance(message, dict):
             self.warn(line, "message entry without a message object")
-        elif message.get("role") == "user":
-            self.emit(line, {"kind": "user", "text": texts(message.get("content"))})
-        elif message.get("role") == "assistant":
+        elif (role := message.get("role")) == "assistant":
             self.assistant(line, message)
-        elif message.get("role") == "toolResult":
+        elif role == "toolResult":
             self.tool_result(line, message)
-        elif message.get("role") == "bashExecution":
+        elif role == "user":
+            self.emit(line, {"kind": "user", "text": texts(message.get("content"))})
+        elif role == "bashExecution":
             self.bash_execution(line, message)
         else:  # custom (extension) messages, branch and compaction summaries
-            self.skip(f"message:{message.get('role')}")
+            self.skip(f"message:{role}")
 
     def assistant(self, line: int, message: dict[str, Any]) -> None:
         """Text blocks (thinking excluded) as assistant events, in order with tool calls."""
