@@ -133,3 +133,15 @@ def test_unknown_command_is_a_usage_error_with_a_suggestion(
     code, _, err = run_main(capsys, "reconstrut")
     assert code == 2
     assert "Did you mean 'reconstruct'?" in err
+
+
+def test_an_error_message_is_printed_as_written() -> None:
+    """Error texts are ours, not rich markup: "[reconstruct]" stays on the line."""
+    code = (
+        "from trajforge.cli.main import _report\n"
+        "from trajforge.errors import UsageError\n"
+        "raise SystemExit(_report(UsageError('f.toml: [reconstruct] takes repos = [...]')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "f.toml: [reconstruct] takes repos = [...]" in proc.stderr

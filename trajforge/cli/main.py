@@ -127,10 +127,12 @@ def main() -> None:
 def _report(exc: BaseException) -> int:
     """Say on stderr what ended the command; its exit code. The console is imported only here,
     when there is something to say."""
+    from rich.markup import escape
+
     from trajforge.cli.common import EXIT_UNUSABLE, err
 
-    if isinstance(exc, TrajforgeError):
-        err.print(f"[red]error:[/red] {exc}")
+    if isinstance(exc, TrajforgeError):  # its text is ours to show as is: "[reconstruct] …"
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_UNUSABLE
     if isinstance(exc, typer.TyperException):  # usage errors (bad option, missing argument)
         exc.show(file=sys.stderr)  # type: ignore[attr-defined]

@@ -35,7 +35,7 @@ def reconstruct(
         [], "--repo-map", help="OLD=DIR: a recorded cwd prefix lives at DIR here (repeatable)."
     ),
     config_file: Path | None = typer.Option(
-        None, "--config", help="TOML with [reconstruct] repos = [...], repo_map = {OLD = DIR}."
+        None, "--config", help="TOML with \\[reconstruct] repos = \\[...], repo_map = {OLD = DIR}."
     ),
     executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     jobs: int = typer.Option(
