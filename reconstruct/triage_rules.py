@@ -31,8 +31,9 @@ WRAPPED_BLOCKS = re.compile(
     """
 )
 """XML-ish blocks Claude Code (IDE context, reminders, slash commands, local command output,
-the person's own `!` shell commands, background-task notifications, hooks) and Codex (environment / user-instruction context) wrap
-around or instead of what the person typed. They are cut out; what is left is the request."""
+the person's own `!` shell commands, background-task notifications, hooks) and Codex
+(environment / user-instruction context) wrap around or instead of what the person typed.
+They are cut out; what is left is the request."""
 
 INJECTED_MESSAGES = re.compile(
     r"""(?xi)
@@ -169,11 +170,11 @@ so that the tests pass" is fine, and a session's first request has nothing to po
 ("… and which setting controls it?"); "this repo" and its like name the workspace."""
 
 STRONG_DEICTIC = re.compile(
-    r"(?i)\b(?:again|same|previous|earlier|before|instead|actually|anymore|still|the other|"
-    r"above|you said|you did|what you|like you|as you)\b"
+    r"(?i)\b(?:again|same|previous|earlier|(?:as|like|than) before|instead(?!\s+of\b)|"
+    r"actually|anymore|still|the other|above|you said|you did|what you|like you|as you)\b"
 )
 """Words that point back into the conversation even beside a file name ("the same for
-utils.py", "calc.py still fails")."""
+utils.py", "calc.py still fails"); not the contrast "X instead of Y" or "before the loop"."""
 
 BACK_REFERENCE = re.compile(
     r"(?i)\b(?:your (?:plan|change|changes|edit|edits|fix|code|approach|suggestion|proposal|"

@@ -217,6 +217,23 @@ def test_at_paths_resolve_to_workspace_files_and_host_paths_become_relative() ->
     ]
 
 
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "format_duration(3725) gives 1:2:05 instead of 1:02:05; fix it in fmt.py",
+        "Add a check before the return in calc.py",
+    ],
+)
+def test_contrast_words_are_not_pointing_back(request_text: str) -> None:
+    found = run(
+        coding("Add a sub(a, b) function to calc.py")
+        .user(request_text)
+        .edit("calc.py", "a - b", "b - a")
+        .say("Fixed.")
+    )
+    assert [c.family for c in found.candidates] == ["extend", "extend"], found.drops
+
+
 def test_polite_questions_are_requests() -> None:
     found = run(coding("oh, can you add a sub(a, b) function to calc.py?"))
     assert [c.family for c in found.candidates] == ["extend"]
