@@ -31,7 +31,8 @@ UNITS = {
 """Number words an answer may use instead of digits ("eight workers", "twice")."""
 NUMBER_WORDS = re.compile(
     r"(?i)\b(?P<tens>twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)[- ](?P<unit>one|two|"
-    r"three|four|five|six|seven|eight|nine)\b|\b(?P<word>" + "|".join(sorted(UNITS, key=len)[::-1])
+    r"three|four|five|six|seven|eight|nine)\b|\b(?P<word>"
+    + "|".join(sorted(UNITS, key=len)[::-1])
     + r")\b(?:\s+hundred\b)?"
 )
 YES = re.compile(r"(?i)^\W*(?:yes|yep|yeah|correct|exactly|right|true|indeed|it does|they do)\b")
@@ -124,6 +125,4 @@ def check_key(key: AnswerKey, given: str) -> AnswerCheck:
             problems.append(problem)
     if problems:
         return AnswerCheck(passed=False, reason="; ".join(problems), expected=expected, given=given)
-    return AnswerCheck(
-        passed=True, reason=f"states {expected}", expected=expected, given=given
-    )
+    return AnswerCheck(passed=True, reason=f"states {expected}", expected=expected, given=given)
