@@ -30,6 +30,7 @@ from trajforge.protocols import Limits
 from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.taskdir import load_task
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.single import Context, prepare
@@ -51,7 +52,7 @@ def pick_tasks(out: Path) -> list[Path]:
 def plain_oracle_runs(sandbox: object, dirs: list[Path]) -> float:
     start = time.monotonic()
     for task_dir in dirs:
-        task, _ = prepare(task_dir, load_record(Task, task_dir / "task.json"))
+        task, _ = prepare(task_dir, load_task(task_dir))
         oracle = task_dir / "oracle"
         with tempfile.TemporaryDirectory() as tmp:
             ws = Path(tmp) / "ws"

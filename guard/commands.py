@@ -8,56 +8,13 @@ here; commands that run other commands (``bash -c``, ``eval``, ``sudo``, ``xargs
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
 
-from trajforge.guard.effects import EffectKind, has_glob
-
-
-class Sink(Protocol):
-    """What command handlers report to: effects, and nested code to analyse."""
-
-    def path(self, word: str) -> str:
-        """Canonical form of a path word."""
-        ...
-
-    def add(
-        self,
-        kind: EffectKind,
-        target: str,
-        detail: str = "",
-        tree: bool = False,
-        whole: bool = False,
-    ) -> None:
-        """Record one effect (``whole``: a write replacing the whole file)."""
-        ...
-
-    def shell(self, text: str, via: str) -> None:
-        """Analyse ``text`` as shell code."""
-        ...
-
-    def python(self, code: str, via: str) -> None:
-        """Analyse ``code`` as Python."""
-        ...
-
-    def argv(self, argv: Sequence[str], via: str) -> None:
-        """Analyse ``argv`` as one more command."""
-        ...
-
-    def script(self, path: str, via: str) -> bool:
-        """Analyse a file the agent wrote earlier in the rollout; False when unknown."""
-        ...
-
-    def stdin_text(self) -> str | None:
-        """Text on the command's stdin when statically known (heredoc, decoded pipe)."""
-        ...
-
-    def own_ref(self, name: str) -> bool:
-        """True for a git branch or tag the agent created in this rollout (or this command)."""
-        ...
-
-
-Handler = Callable[[Sink, str, list[str]], None]
+from trajforge.guard.argv import Handler, Sink, copy_move, operands, paths
+from trajforge.guard.effects import EffectKind
+from trajforge.guard.envcmds import DUMP_OPTION_LETTERS, ENV_DUMPERS, _env, env_dump_builtin
+from trajforge.guard.remote import _git, _net, _package, _remote
+from trajforge.guard.search import LOCATES, _fd, _find, _locate
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh", "ash", "fish"})
 PYTHONS = re.compile(r"^(python|python3|python3\.\d+|python2|pypy3?)$")
@@ -83,44 +40,10 @@ PKG = frozenset(
 PRINTERS = frozenset({"echo", "printf", "print", "cat", "tee", "logger", "printenv"})
 
 
-def operands(args: Sequence[str], with_value: frozenset[str] = frozenset()) -> list[str]:
-    """Non-option words; options listed in ``with_value`` consume the next word."""
-    out: list[str] = []
-    skip = False
-    only = False
-    for word in args:
-        if skip:
-            skip = False
-        elif only or not word.startswith("-") or word == "-":
-            out.append(word)
-        elif word == "--":
-            only = True
-        elif word in with_value:
-            skip = True
-    return out
-
-
-def _paths(sink: Sink, kind: EffectKind, words: Sequence[str], tree: bool = False) -> None:
-    for word in words:
-        if word and word != "-" and not word.startswith("/dev/"):
-            path = sink.path(word)
-            sink.add(kind, path, tree=tree)
-            if kind in ("read", "list") and has_glob(path):
-                _glob_search(sink, path)
-
-
-def _glob_search(sink: Sink, path: str) -> None:
-    """``ls ~/*/*.jsonl``: a glob looks names up under its fixed leading folder."""
-    parts = path.split("/")
-    fixed = next(i for i, part in enumerate(parts) if has_glob(part))
-    root = "/".join(parts[:fixed]) or "/"
-    sink.add("search", root, detail="glob " + "/".join(parts[fixed:]))
-
-
 def _reader(sink: Sink, prog: str, args: list[str]) -> None:
     if prog == "xxd" and any(a.startswith("-r") for a in args):
         return
-    _paths(sink, "read", operands(args, frozenset({"-n", "-c", "-t", "-k", "-f", "-d"})))
+    paths(sink, "read", operands(args, frozenset({"-n", "-c", "-t", "-k", "-f", "-d"})))
 
 
 _GREP_VALUE_OPTS = frozenset(
@@ -165,7 +88,7 @@ def _sed(sink: Sink, prog: str, args: list[str]) -> None:
 
 def _delete(sink: Sink, prog: str, args: list[str]) -> None:
     tree = any(re.fullmatch(r"-[a-zA-Z]*[rR][a-zA-Z]*|--recursive", a) for a in args)
-    _paths(sink, "delete", operands(args), tree=tree or prog == "rmdir")
+    paths(sink, "delete", operands(args), tree=tree or prog == "rmdir")
 
 
 def _write_all(sink: Sink, prog: str, args: list[str]) -> None:
@@ -179,19 +102,8 @@ def _write_all(sink: Sink, prog: str, args: list[str]) -> None:
             sink.add("write", sink.path(word), detail=detail)
 
 
-def _copy_move(sink: Sink, prog: str, args: list[str]) -> None:
-    words = operands(args, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
-    if len(words) < 2:
-        return
-    *sources, dest = words
-    tree = any(re.fullmatch(r"-[a-zA-Z]*[rRa][a-zA-Z]*|--recursive|--archive", a) for a in args)
-    for src in sources:
-        sink.add("delete" if prog == "mv" else "read", sink.path(src), tree=tree)
-    sink.add("write", sink.path(dest), tree=tree, whole=True)
-
-
 def _lister(sink: Sink, prog: str, args: list[str]) -> None:
-    _paths(sink, "list", operands(args) or ["."], tree="-R" in args or prog in ("tree", "du"))
+    paths(sink, "list", operands(args) or ["."], tree="-R" in args or prog in ("tree", "du"))
 
 
 def _shell(sink: Sink, prog: str, args: list[str]) -> None:
@@ -266,7 +178,7 @@ def _xargs(sink: Sink, prog: str, args: list[str]) -> None:
 
 
 def _editor(sink: Sink, prog: str, args: list[str]) -> None:
-    _paths(sink, "write", operands(args))
+    paths(sink, "write", operands(args))
 
 
 def _dd(sink: Sink, prog: str, args: list[str]) -> None:
@@ -288,7 +200,7 @@ def _tar(sink: Sink, prog: str, args: list[str]) -> None:
     for i, word in enumerate(args):
         if word in ("-C", "--directory") and i + 1 < len(args):
             sink.add("write", sink.path(args[i + 1]), tree=True)
-    _paths(sink, "read", operands(args, frozenset({"-f", "-C", "--directory", "--file"})), True)
+    paths(sink, "read", operands(args, frozenset({"-f", "-C", "--directory", "--file"})), True)
 
 
 def _patch(sink: Sink, prog: str, args: list[str]) -> None:
@@ -301,10 +213,6 @@ def _patch(sink: Sink, prog: str, args: list[str]) -> None:
     if text is None:
         sink.add("write", sink.path("."), detail=" ".join([prog, *args]), tree=True)
 
-
-from trajforge.guard.envcmds import DUMP_OPTION_LETTERS, ENV_DUMPERS, _env, env_dump_builtin  # noqa: E402
-from trajforge.guard.remote import _git, _net, _package, _remote  # noqa: E402
-from trajforge.guard.search import LOCATES, _fd, _find, _locate  # noqa: E402
 
 HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(READERS, _reader),
@@ -319,7 +227,7 @@ HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(PKG, _package),
     **dict.fromkeys(("rm", "unlink", "shred", "rmdir"), _delete),
     **dict.fromkeys(("touch", "truncate", "tee", "chmod", "chown", "chgrp", "chattr"), _write_all),
-    **dict.fromkeys(("cp", "mv", "install", "rsync"), _copy_move),
+    **dict.fromkeys(("cp", "mv", "install", "rsync"), copy_move),
     **dict.fromkeys(("eval", "source", "."), _eval),
     **dict.fromkeys(("timeout",), _prefix),
     **dict.fromkeys(("patch", "applypatch", "apply_patch"), _patch),
@@ -357,7 +265,7 @@ def command_effects(sink: Sink, argv: Sequence[str]) -> None:
     elif argv[0].startswith(("./", "/", "~")) and sink.script(sink.path(argv[0]), "script"):
         return
     else:
-        _paths(sink, "read", [a for a in args if _path_like(a)])
+        paths(sink, "read", [a for a in args if _path_like(a)])
     sink.add("exec", prog, detail=" ".join(argv))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from trajforge.guard.commands import Sink, operands
+from trajforge.guard.argv import Sink, operands
 
 ENV_DUMPERS = frozenset({"env", "printenv"})
 # Builtins that print the environment when given no variable name, and the only options that

@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.records import Record, Task, load_record
+from trajforge.records import Record, load_record
+from trajforge.taskdir import load_task
 
 Role = Literal["hidden_test", "overlay_test", "visible_test", "grader", "reward", "other"]
 TEST_NAMES = ("test_", "_test.", ".test.", ".spec.", "conftest.py")
@@ -83,7 +84,7 @@ def profile_from_task(task_dir: Path, workspace: str = "/workspace") -> Profile:
     asked the agent to write those tests). Every other test file in the starting workspace is a
     ``visible_test`` the verifier runs as it is, hashed at the start and protected.
     """
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     files: list[ProtectedFile] = []
     tests_dir = task_dir / "tests"
     overlaid = set(task.verifier.tests)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
-from trajforge.guard.commands import Sink
+from trajforge.guard.argv import Sink
 from trajforge.guard.effects import EffectKind
 from trajforge.guard.pyenv import Taint, command_call, dotted, parent, usage
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from trajforge.guard import gitrefs
-from trajforge.guard.commands import Sink, _copy_move, _paths, operands
+from trajforge.guard.argv import Sink, copy_move, operands, paths
 
 URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|git@)\S+", re.IGNORECASE)
 
@@ -37,17 +37,17 @@ def _git(sink: Sink, prog: str, args: list[str]) -> None:
         urls = [w for w in rest if URL.match(w)]
         sink.add("network", urls[0] if urls else f"git {sub}", detail=detail)
     if sub in ("checkout", "restore") and "--" in rest:
-        _paths(sink, "write", rest[rest.index("--") + 1 :])
+        paths(sink, "write", rest[rest.index("--") + 1 :])
     elif sub == "restore":
-        _paths(sink, "write", operands(rest, frozenset({"-s", "--source"})))
+        paths(sink, "write", operands(rest, frozenset({"-s", "--source"})))
     elif sub == "rm":
-        _paths(sink, "delete", operands(rest))
+        paths(sink, "delete", operands(rest))
     elif sub == "clean":
         sink.add("delete", sink.path("."), detail=detail, tree=True)
     elif sub == "mv":
-        _copy_move(sink, "mv", rest)
+        copy_move(sink, "mv", rest)
     elif sub == "show" and any(":" in w for w in rest):
-        _paths(sink, "read", [w.split(":", 1)[1] for w in rest if ":" in w and w.split(":", 1)[1]])
+        paths(sink, "read", [w.split(":", 1)[1] for w in rest if ":" in w and w.split(":", 1)[1]])
 
 
 def _git_refs(sink: Sink, sub: str, rest: list[str], detail: str) -> None:

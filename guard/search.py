@@ -7,7 +7,7 @@ searches the whole filesystem: ``/``), so a rule can tell ``find / -name '*.json
 
 from __future__ import annotations
 
-from trajforge.guard.commands import Sink
+from trajforge.guard.argv import Sink
 
 FIND_PATTERNS = frozenset(
     {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-regex", "-iregex",

@@ -32,6 +32,7 @@ from trajforge.records import (
     sha256_hex,
 )
 from trajforge.scrub import Scrubber
+from trajforge.taskdir import task_file
 
 ID_CHARS = 16
 
@@ -164,7 +165,7 @@ def write_task(out: Path, task: Task, folders: dict[str, dict[str, str]]) -> boo
             root.mkdir(parents=True, exist_ok=True)
             for rel, text in files.items():
                 _write_confined(root, rel, text)
-        (staging / "task.json").write_text(dump_record(task) + "\n")
+        task_file(staging).write_text(dump_record(task) + "\n")
         os.rename(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import HubError, UsageError
-from trajforge.records import DatasetManifest, Task, load_record
+from trajforge.records import DatasetManifest, load_record
 from trajforge.splits.layout import data_path, read_rows
 from trajforge.splits.localgit import checkout
 from trajforge.splits.tasks import PACKED
+from trajforge.taskdir import load_task, task_file
 
 log = logging.getLogger(__name__)
 HF_PREFIX = "hf://datasets/"
@@ -106,7 +107,7 @@ def write_task(row: dict[str, Any], dest: Path) -> Path:
     """One task folder from its parquet row."""
     folder = dest / str(row["id"])
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "task.json").write_text(str(row["task_json"]))
+    task_file(folder).write_text(str(row["task_json"]))
     (folder / "workspace").mkdir(exist_ok=True)
     for name in PACKED:
         for item in row.get(name) or ():
@@ -118,5 +119,5 @@ def write_task(row: dict[str, Any], dest: Path) -> Path:
                 target.write_bytes(base64.b64decode(item["content"]))
             else:
                 target.write_text(str(item["content"]))
-    load_record(Task, folder / "task.json")
+    load_task(folder)
     return folder

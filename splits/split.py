@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import UsageError
 from trajforge.records import (
+    FAMILIES,
     DatasetManifest,
     DatasetVersions,
     Duplicate,
@@ -258,7 +259,7 @@ def _limits(manifest: DatasetManifest) -> list[str]:
     if families and max(families.values()) >= IMBALANCE_RATIO * min(families.values()):
         spread = ", ".join(f"{f} {n}" for f, n in sorted(families.items()))
         limits.append(f"Family imbalance: {spread}.")
-    for family in ("build", "extend", "repair", "qa", "data"):
+    for family in FAMILIES:
         if family not in families:
             limits.append(f"No {family} tasks in this revision.")
     limits.extend(f"Held-out shortfall: {s}." for s in manifest.split.shortfalls)

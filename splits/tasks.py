@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajforge.errors import RecordError, UsageError
-from trajforge.records import Task, canonical_json, load_record, sha256_hex
+from trajforge.records import Task, canonical_json, sha256_hex
+from trajforge.taskdir import load_task as read_task
+from trajforge.taskdir import task_dirs, task_file
 
 log = logging.getLogger(__name__)
 
@@ -104,29 +106,26 @@ def content_hash(task: Task, folders: dict[str, tuple[PackedFile, ...]]) -> str:
 
 def load_task(folder: Path) -> LoadedTask:
     """Load one task folder (RecordError when unusable)."""
-    task = load_record(Task, folder / "task.json")
+    task = read_task(folder)
     if task.id != folder.name:
-        raise RecordError(f"{folder / 'task.json'}: field 'id': {task.id!r} != folder name")
+        raise RecordError(f"{task_file(folder)}: field 'id': {task.id!r} != folder name")
     folders = {name: pack_folder(folder / name) for name in PACKED}
     return LoadedTask(task, folders, content_hash(task, folders))
 
 
 def load_tasks(out: Path) -> LoadReport:
     """All tasks under ``out/tasks``; accepted ones loaded with their files."""
-    tasks_dir = out / "tasks"
-    if not tasks_dir.is_dir():
+    if not (out / "tasks").is_dir():
         raise UsageError(f"{out}: no tasks/ folder (run `trajforge reconstruct` first)")
     report = LoadReport()
-    for folder in sorted(p for p in tasks_dir.iterdir() if p.is_dir()):
-        if folder.name.startswith("."):
-            continue
+    for folder in task_dirs(out):
         _load_one(folder, report)
     return report
 
 
 def _load_one(folder: Path, report: LoadReport) -> None:
     try:
-        task = load_record(Task, folder / "task.json")
+        task = read_task(folder)
     except RecordError as exc:
         report.by_status["unreadable"] += 1
         report.problems.append(str(exc))

@@ -5,8 +5,16 @@ from __future__ import annotations
 import pytest
 
 from trajforge.errors import UnknownName
-from trajforge.protocols import Format, Sandbox
-from trajforge.registry import FORMATS, SANDBOXES, create, resolve
+from trajforge.protocols import Detector, Executor, Format, Harness, Sandbox
+from trajforge.registry import (
+    DETECTORS,
+    EXECUTORS,
+    FORMATS,
+    HARNESSES,
+    SANDBOXES,
+    create,
+    resolve,
+)
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -23,6 +31,31 @@ def test_sandboxes_conform(name: str) -> None:
     assert sandbox.name == name
     reason = sandbox.available()
     assert reason is None or (isinstance(reason, str) and reason)
+
+
+@pytest.mark.parametrize("name", sorted(DETECTORS))
+def test_detectors_conform(name: str) -> None:
+    assert isinstance(create(DETECTORS, name, "detector"), Detector)
+
+
+@pytest.mark.parametrize("name", sorted(HARNESSES))
+def test_harnesses_conform(name: str) -> None:
+    harness = create(HARNESSES, name, "harness")
+    assert isinstance(harness, Harness)
+    assert harness.name == name
+
+
+@pytest.mark.parametrize("name", sorted(EXECUTORS))
+def test_executors_conform(name: str) -> None:
+    """Checked on the class: making a Ray executor would start a cluster."""
+    try:
+        cls = resolve(EXECUTORS, name, "executor")
+    except UnknownName as exc:
+        pytest.skip(f"SKIPPED: executor {name!r} cannot be imported here: {exc}")
+    methods = ("available", "map", "close")  # Executor's methods
+    assert all(callable(getattr(cls, m, None)) for m in methods)
+    if name == "local":
+        assert isinstance(cls(), Executor)
 
 
 def test_unknown_name_lists_known_ones() -> None:

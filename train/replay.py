@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Harness, Sandbox
-from trajforge.records import Session, Task, load_record
+from trajforge.records import Session, Task
 from trajforge.registry import FORMATS, create
+from trajforge.taskdir import load_task
 from trajforge.train.harnesses.base import RunnableHarness
 from trajforge.train.harnesses.sandboxed import WORKSPACE, sandbox_blocker
 from trajforge.train.policy import GIVE_UP_ANSWER, cheating_actions, episode_actions, script
@@ -113,7 +114,7 @@ def replay_task(
     UsageError when it cannot), None (default) in the sandbox when it can, else on the host.
     """
     budget = budget or Budget()
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     harness, version = load_harness(harness_name)
     in_sandbox = harness_in_sandbox(harness, harness_on_host)
     with tempfile.TemporaryDirectory(prefix=f"trajforge-{harness_name}-") as tmp:

@@ -31,8 +31,9 @@ from trajforge.errors import SandboxError, UsageError
 from trajforge.guard.engine import bundle_at
 from trajforge.guard.profile import profile_from_task
 from trajforge.protocols import Harness, HarnessRun, Sandbox
-from trajforge.records import Session, Task, load_record
+from trajforge.records import Session, Task
 from trajforge.registry import FORMATS, HARNESSES, create
+from trajforge.taskdir import load_task
 from trajforge.train.harnesses.base import HostRunner, RunnableHarness, Runner
 from trajforge.train.harnesses.revision import HarnessRevision, RecordingGuardProxy, revision_of
 from trajforge.train.harnesses.sandboxed import SandboxRunner, sandbox_blocker
@@ -138,7 +139,7 @@ def run_rollout(
     ``harness_in_sandbox``: run the harness process in the local sandbox (see
     :mod:`trajforge.train.harnesses.sandboxed`) instead of on the host.
     """
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     harness, version = load_harness(harness_name)
     with tempfile.TemporaryDirectory(prefix=f"trajforge-{harness_name}-") as tmp:
         root = Path(keep or tmp).resolve()

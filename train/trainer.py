@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import UsageError
-from trajforge.records import DeploymentUnit, Provenance, Task, dump_record, load_record
+from trajforge.records import DeploymentUnit, Provenance, dump_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.taskdir import load_task
 from trajforge.train import ranks
 from trajforge.train.config import TrainConfig, targets_for
 from trajforge.train.quiet import quiet_libraries
@@ -91,7 +92,7 @@ def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
                           list(config.dataset.configs) or None)  # fmt: skip
     tasks: dict[str, Path] = {}
     for folder in folders:
-        task = load_record(Task, folder / "task.json")
+        task = load_task(folder)
         if task.validation.status != "accepted":
             continue
         if config.dataset.families and task.family not in config.dataset.families:

@@ -24,8 +24,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import UsageError
-from trajforge.records import Task, load_record
+from trajforge.records import Task
 from trajforge.registry import SANDBOXES, create
+from trajforge.taskdir import load_task
 from trajforge.train.config import TrainConfig
 from trajforge.train.quiet import quiet_libraries
 
@@ -184,7 +185,7 @@ def warm_start(base: Path, task_dir: Path, harness: str, out: Path, in_sandbox: 
     """Warm-start the model in ``base`` on the QA task in ``task_dir``; save it to ``out``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     with quiet_libraries(progress=False):
         tokenizer = AutoTokenizer.from_pretrained(base)
         right, wrong = pick_answers(task, tokenizer)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -27,6 +27,10 @@ uses: ``trajforge guard check`` starts about 40 ms sooner)."""
 EventKind = Literal["user", "assistant", "tool_call", "tool_result"]
 ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
 Family = Literal["build", "extend", "repair", "qa", "data"]
+FAMILIES: tuple[Family, ...] = get_args(Family)
+"""Every task family, in the order of :data:`Family`."""
+CODE_FAMILIES: tuple[Family, ...] = ("build", "extend", "repair")
+"""Families checked by running code (hidden tests or a check command)."""
 Outcome = Literal["accepted", "rejected", "error", "timeout"]
 VerifierKind = Literal["command", "tests", "answer", "none"]
 

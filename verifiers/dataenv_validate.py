@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.protocols import Limits, SandboxSession
-from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.records import Task, Validation, dump_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.taskdir import is_task_dir, load_task, task_file
 from trajforge.verifiers.answer import check_answer, perturbed_answers
 from trajforge.verifiers.dataenv_runner import RUNNER
 
@@ -80,7 +81,7 @@ def task_dirs(out: Path) -> list[Path]:
     tasks = out / "tasks"
     if not tasks.is_dir():
         raise UsageError(f"{out}: no tasks/ folder (run `trajforge dataenv build` first)")
-    return sorted(p for p in tasks.iterdir() if (p / "task.json").is_file())
+    return sorted(p for p in tasks.iterdir() if is_task_dir(p))
 
 
 def validate_tasks(
@@ -139,7 +140,7 @@ def _load(folders: list[Path]) -> tuple[list[tuple[Path, Task]], list[TaskOutcom
     loaded, broken = [], []
     for folder in folders:
         try:
-            task = load_record(Task, folder / "task.json")
+            task = load_task(folder)
         except RecordError as exc:
             broken.append(TaskOutcome(id=folder.name, status="error", reasons=(str(exc),)))
             continue
@@ -294,4 +295,4 @@ def write_validation(folder: Path, task: Task, validation: Validation) -> None:
     updated = task.model_copy(update={"validation": validation})
     staging = folder / ".task.json.tmp"
     staging.write_text(dump_record(updated) + "\n")
-    os.replace(staging, folder / "task.json")
+    os.replace(staging, task_file(folder))

@@ -47,6 +47,7 @@ from trajforge.records import (
     sha256_hex,
 )
 from trajforge.scrub import Scrubber
+from trajforge.taskdir import task_file
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +317,7 @@ def write(out: Path, built: Built) -> bool:
             shutil.copyfile(table, staging / "workspace" / table.name)
         for name, text in built.scripts.items():
             (staging / "oracle" / name).write_text(text)
-        (staging / "task.json").write_text(dump_record(built.task) + "\n")
+        task_file(staging).write_text(dump_record(built.task) + "\n")
         os.rename(staging, final)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -1,6 +1,6 @@
 """Pushing dataset revisions to a Hub with the real ``huggingface_hub`` client.
 
-The Hub is :class:`trajforge.splits.fakehub.FakeHub`, a local HTTP server that speaks the
+The Hub is :class:`tests.support.fakehub.FakeHub`, a local HTTP server that speaks the
 endpoints the client calls (repo create, preupload, LFS batch + upload, commit, refs, tags, tree,
 resolve). Downloads go through ``snapshot_download`` and ``datasets.load_dataset`` against the
 same server, so the round trip is checked for real.
@@ -24,8 +24,8 @@ import pytest
 from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.utils import logging as hf_logging
 
+from tests.support.fakehub import FakeHub
 from trajforge.errors import HubError, UsageError
-from trajforge.splits.fakehub import FakeHub
 from trajforge.splits.hub import push_hub
 
 TOKEN = "hf_" + "Tk9" * 12  # shaped like a real token so the scrubber would also see it

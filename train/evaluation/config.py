@@ -15,8 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trajforge.config import coerce, read_toml, set_dotted
 from trajforge.errors import UsageError
+from trajforge.records import FAMILIES as ALL_FAMILIES
 
-FAMILIES = ("build", "extend", "repair", "qa", "data")
+FAMILIES = ALL_FAMILIES
 SCRIPTED_POLICIES = ("replay", "give_up", "cheat")
 
 

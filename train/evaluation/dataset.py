@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import RecordError, UsageError
-from trajforge.records import DatasetManifest, Task, load_record
+from trajforge.records import DatasetManifest
 from trajforge.splits.layout import read_rows
 from trajforge.splits.materialise import HF_PREFIX, Revision, open_revision, write_task
+from trajforge.taskdir import load_task
 from trajforge.train.evaluation.config import DatasetRef
 
 
@@ -85,7 +86,7 @@ def _check_revision(ref: DatasetRef, revision: Revision, plain: bool) -> None:
 
 
 def _task(folder: Path) -> EvalTask:
-    task = load_record(Task, folder / "task.json")
+    task = load_task(folder)
     if task.id != folder.name:
         raise RecordError(f"{folder / 'task.json'}: field 'id': {task.id!r} != folder name")
     return EvalTask(task.id, task.family, folder)

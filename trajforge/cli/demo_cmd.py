@@ -24,6 +24,7 @@ from trajforge.protocols import Sandbox
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv.generate import build as build_data
 from trajforge.registry import SANDBOXES, create
+from trajforge.taskdir import load_task
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.single import Context
@@ -148,7 +149,6 @@ def _guard() -> dict[str, object]:
 
 def _replay_repairs(output: Path, sandbox: Sandbox) -> dict[str, object]:
     """Each accepted repair replayed through the real pi CLI (when installed) and the guard."""
-    from trajforge.records import Task, load_record
     from trajforge.registry import HARNESSES
     from trajforge.train.replay import replay_task
 
@@ -157,7 +157,7 @@ def _replay_repairs(output: Path, sandbox: Sandbox) -> dict[str, object]:
         return {"skipped": "pi is not installed: run `trajforge harness install`"}
     rewards = {}
     for task_dir in sorted(p.parent for p in (output / "tasks").glob("repair-*/task.json")):
-        task = load_record(Task, task_dir / "task.json")
+        task = load_task(task_dir)
         if task.validation.status == "accepted" and task.source.harness == "pi":
             rewards[task.id] = replay_task(task_dir, "pi", sandbox).reward
     return {"harness": "pi", "version": version, "rewards": rewards}

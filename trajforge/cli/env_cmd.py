@@ -20,7 +20,8 @@ from rich.table import Table
 
 from trajforge.cli.common import err, out, print_json, progress
 from trajforge.errors import RecordError, TrajforgeError, UsageError
-from trajforge.records import Environment, Task, load_record
+from trajforge.records import Environment
+from trajforge.taskdir import is_task_dir, load_task
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments import task_files
 from trajforge.verifiers.environments.build import ensure
@@ -61,10 +62,10 @@ def _task_dirs(paths: Iterable[Path]) -> list[Path]:
     """Task folders named directly or under ``OUT/tasks``."""
     found: list[Path] = []
     for path in paths:
-        if (path / "task.json").is_file():
+        if is_task_dir(path):
             found.append(path)
         elif (path / "tasks").is_dir():
-            found += sorted(p for p in (path / "tasks").iterdir() if (p / "task.json").is_file())
+            found += sorted(p for p in (path / "tasks").iterdir() if is_task_dir(p))
         else:
             raise UsageError(f"{path}: neither a task folder (task.json) nor an OUT with tasks/")
     return found
@@ -76,7 +77,7 @@ def _group(dirs: list[Path]) -> tuple[dict[str, tuple[Environment, Path, list[st
     bad: list[str] = []
     for task_dir in dirs:
         try:
-            task = load_record(Task, task_dir / "task.json")
+            task = load_task(task_dir)
         except RecordError as exc:
             bad.append(str(exc))
             continue
@@ -91,7 +92,7 @@ def _build_one(
     env: Environment, task_dir: Path, ids: list[str], backend: str, cache: Path | None
 ) -> BuildRow:
     started = time.monotonic()
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     managers = tuple(r.manager for r in env.recipes)
     try:
         built, cached = ensure(env, task_files(task_dir, task, env), cache)

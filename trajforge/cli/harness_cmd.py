@@ -14,6 +14,7 @@ import typer
 from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json
 from trajforge.errors import UsageError
 from trajforge.registry import HARNESSES, SANDBOXES, create
+from trajforge.taskdir import is_task_dir
 
 harness_app = typer.Typer(
     help="Coding-agent CLIs (pi, opencode, hermes) at their pinned versions.",
@@ -128,7 +129,7 @@ def replay(
 
     if policy not in POLICIES:
         raise UsageError(f"--policy {policy!r}: expected one of {', '.join(POLICIES)}")
-    if not (task_dir / "task.json").is_file():
+    if not is_task_dir(task_dir):
         raise UsageError(f"{task_dir}: no task.json (expected a folder OUT/tasks/<id>)")
     if keep is not None and keep.exists():
         raise UsageError(f"--keep {keep}: already exists; give a new folder")

@@ -13,8 +13,8 @@ from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json
 from trajforge.errors import UsageError
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.protocols import Executor, Sandbox
-from trajforge.records import Task, load_record
 from trajforge.registry import EXECUTORS, SANDBOXES, create
+from trajforge.taskdir import load_task
 from trajforge.verifiers.teacher.client import parse_spec
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
@@ -153,7 +153,7 @@ def verify(
     """Score one candidate solution against a task: reward and per-test results."""
     if (files is None) == (answer is None):
         raise UsageError("give exactly one of --files DIR or --answer TEXT")
-    task = load_record(Task, task_dir / "task.json")
+    task = load_task(task_dir)
     if task.validation.status != "accepted":
         err.print(
             f"[yellow]warning:[/yellow] task {task.id} is {task.validation.status}, "

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trajforge.records import Task, Validation
+from trajforge.records import CODE_FAMILIES, Task, Validation
 from trajforge.verifiers.teacher.client import Answer, Prices, TeacherClient, TeacherError
 from trajforge.verifiers.teacher.prompts import (
     INSTRUCTION_SYSTEM,
@@ -35,7 +35,7 @@ from trajforge.verifiers.validate.single import HIDDEN_DIR, Context, judge_task,
 
 log = logging.getLogger(__name__)
 HIDDEN_NAME = "test_hidden.py"
-FAMILIES = ("build", "extend", "repair")
+FAMILIES = CODE_FAMILIES
 _FIXABLE = ("passes", "mutant kill rate", "oracle fails", "oracle flaked", "verdict unknown")
 
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 
 from trajforge.oracles.mutate import Mutant
 from trajforge.oracles.stub import stub_files
-from trajforge.records import DerivedTest, DerivedTests
+from trajforge.records import CODE_FAMILIES, DerivedTest, DerivedTests
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derived_file import (
@@ -40,7 +40,7 @@ from trajforge.verifiers.validate.observe import CallInput, Observation, Observe
 if TYPE_CHECKING:
     from trajforge.verifiers.validate.matrix import Runner, TaskFiles
 
-FAMILIES = ("build", "extend", "repair")
+FAMILIES = CODE_FAMILIES
 """Families whose hidden tests may gain derived tests (qa and data tasks have no code)."""
 MAX_INPUTS = 60
 """Most exercised inputs observed per task (the instruction's and the session's first)."""

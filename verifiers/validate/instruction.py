@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from trajforge.errors import TrajforgeError
 from trajforge.records import Task
+from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.interface import Module, python_modules
 from trajforge.verifiers.validate.interface_js import js_modules
@@ -31,7 +32,6 @@ from trajforge.verifiers.validate.leaks import Forbidden, drop_leaks, forbidden,
 log = logging.getLogger(__name__)
 REWRITE_VERSION = 1
 """Bumped when the rewrite changes: part of every validation cache key."""
-HIDDEN_DIR = "tests"
 KEEP = ("qa", "data")
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.protocols import Executor
 from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.taskdir import task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
 from trajforge.verifiers.validate.instruction import finalise
@@ -55,14 +56,6 @@ class TaskRow(BaseModel):
     """The stored validation was still valid; nothing ran."""
     wall_s: float = 0.0
     """Time spent on this task in this run."""
-
-
-def task_dirs(out: Path) -> list[Path]:
-    """Task folders under ``OUT/tasks`` (staging folders excluded), sorted by id."""
-    root = out / "tasks"
-    if not root.is_dir():
-        return []
-    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def clean_leftovers(out: Path) -> int:

@@ -17,7 +17,8 @@ from typing import Any
 from trajforge import __version__
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import Reason, Task, Validation
+from trajforge.records import CODE_FAMILIES, Reason, Task, Validation
+from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
 from trajforge.verifiers.validate import qa
@@ -39,7 +40,6 @@ from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 from trajforge.verifiers.validate.qa_key import judge_keyed
 
-HIDDEN_DIR = "tests"
 JUDGE_VERSION = 2
 """Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
 as workspace_incomplete before any run; keyed qa): part of every validation cache key."""
@@ -109,7 +109,7 @@ def install_derived(task_dir: Path, done: Strengthened | None) -> str | None:
 
 def sync_tests(task_dir: Path, task: Task) -> Task:
     """The verifier's test list as ``tests/`` holds it after validation (derived tests in)."""
-    if task.family not in ("build", "extend", "repair") or task.verifier.kind not in (
+    if task.family not in CODE_FAMILIES or task.verifier.kind not in (
         "tests",
         "command",
     ):
