@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from trajforge.guard.effects import EffectKind
-from trajforge.reconstruct.patches import PatchError, parse_v4a
 
 _UNIFIED_NEW = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
 _UNIFIED_OLD = re.compile(r"^--- (?:a/)?(\S+)", re.MULTILINE)
@@ -20,6 +19,8 @@ def patch_paths(text: str) -> list[tuple[EffectKind, str]]:
     ``create`` stands for a write that adds a new file (V4A ``Add File``, diff from /dev/null).
     """
     if "*** " in text:
+        from trajforge.reconstruct.patches import PatchError, parse_v4a  # only for V4A patches
+
         try:
             found: list[tuple[EffectKind, str]] = []
             for section in parse_v4a(text):
