@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 
+from trajforge import pyast
 from trajforge.guard.argv import Sink
 from trajforge.guard.effects import EffectKind
 from trajforge.guard.pyenv import Taint, command_call, dotted, parent, usage
@@ -37,7 +38,7 @@ _NET_CALLS = frozenset({"urlopen", "urlretrieve", "get", "post", "put", "request
 def python_effects(sink: Sink, code: str) -> None:
     """Report the effects of Python ``code`` to ``sink``."""
     try:
-        tree = ast.parse(code)
+        tree = pyast.parse(code)
     except (SyntaxError, ValueError) as exc:
         sink.add("unparsed", "python", detail=f"python syntax error: {exc}")
         return

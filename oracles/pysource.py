@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from trajforge import pyast
+
 _NEWLINE = re.compile(rb"\r\n|\r|\n")
 
 
@@ -13,7 +15,7 @@ class PySource:
 
     def __init__(self, source: str) -> None:
         self.data = source.encode("utf-8")
-        self.tree = ast.parse(source)
+        self.tree = pyast.parse(source)
         self.starts = [0] + [m.end() for m in _NEWLINE.finditer(self.data)]
 
     def offset(self, lineno: int, col: int) -> int:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
 
+from trajforge import pyast
 from trajforge.verifiers.sandbox.image import WHEELS
 
 CHECKERS = ("trajforge.verifiers.answer", "trajforge.verifiers.answer_facts")
@@ -48,7 +49,7 @@ def _source(module: str) -> Path:
 
 
 def _imports(module: str, path: Path) -> Iterable[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = pyast.parse(path.read_text(encoding="utf-8"))
     package = module.rsplit(".", 1)[0]
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -129,7 +129,10 @@ class _PoolRun(Generic[T, R]):
         pool = self._pool()
         try:
             while self.pending or self.inflight:
-                self._fill(pool)
+                if not self._fill(pool) and not self.inflight:
+                    pool.shutdown(wait=True, cancel_futures=True)  # broke between two waits
+                    pool = self._pool()
+                    continue
                 done, _ = wait(self.inflight, return_when=FIRST_COMPLETED)
                 if any(_broke(f) for f in done):
                     yield from self._after_crash()
@@ -148,18 +151,25 @@ class _PoolRun(Generic[T, R]):
         context = multiprocessing.get_context(method) if method else None
         return ProcessPoolExecutor(max_workers=self.config.jobs, mp_context=context)
 
-    def _fill(self, pool: ProcessPoolExecutor) -> None:
+    def _fill(self, pool: ProcessPoolExecutor) -> bool:
+        """Submit pending items up to the window; False when the pool broke meanwhile (the
+        crashed item's future is then among those in flight, or it already was)."""
         if any(i in self.suspects for i in self.inflight.values()):
-            return  # a suspect runs alone
+            return True  # a suspect runs alone
         while self.pending and len(self.inflight) < self.window:
             index = self.pending[0]
             solo = index in self.suspects
             if solo and self.inflight:
-                return
+                return True
+            try:
+                future = pool.submit(self.fn, self.items[index])
+            except BrokenProcessPool:  # a worker died after the last wait returned
+                return False
             self.pending.popleft()
-            self.inflight[pool.submit(self.fn, self.items[index])] = index
+            self.inflight[future] = index
             if solo:
-                return
+                return True
+        return True
 
     def _settle(self, index: int, future: Future[R]) -> WorkOutcome[R] | None:
         """The outcome of a finished future, or None when the item was queued again."""

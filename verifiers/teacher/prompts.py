@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 
 import jinja2
 
+from trajforge import pyast
 from trajforge.reconstruct.families import is_test_file
 from trajforge.records import Task
 from trajforge.verifiers.validate.instruction import Brief
@@ -46,7 +47,7 @@ def _public(name: str) -> bool:
 def contract(path: str, source: str) -> list[str]:
     """Public function and class signatures of one Python module (empty when unparsable)."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return []
     found = []

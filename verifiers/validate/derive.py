@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from trajforge import pyast
 from trajforge.oracles.mutate import Mutant
 from trajforge.oracles.stub import stub_files
 from trajforge.records import CODE_FAMILIES, DerivedTest, DerivedTests
@@ -109,7 +110,7 @@ def import_lines(oracle: dict[str, str], targets: Sequence[str]) -> set[tuple[st
     found: set[tuple[str, int]] = set()
     for path in targets:
         try:
-            tree = ast.parse(oracle[path])
+            tree = pyast.parse(oracle[path])
         except (SyntaxError, ValueError):
             continue
         bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]

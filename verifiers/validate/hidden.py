@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from trajforge import pyast
+
 _JS_ASSERT = re.compile(r"\b(expect|assert(?:\.\w+)?)\s*\(")
 _JS_TRIVIAL = re.compile(
     r"\b(expect\s*\(\s*(true|1)\s*\)\s*\.\s*toBe(Truthy)?\s*\(\s*(true)?\s*\)"
@@ -82,7 +84,7 @@ def _scan_case(func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, facts: T
 def python_facts(source: str) -> TestFacts | None:
     """Facts of a Python test module; None when it does not parse."""
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return None
     facts = TestFacts()

@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 
+from trajforge import pyast
 from trajforge.verifiers.validate.observe import CallInput, Source
 
 MAX_CALL_CHARS = 2000
@@ -26,7 +27,7 @@ def public_functions(files: Mapping[str, str]) -> dict[str, str]:
         if not path.endswith(".py"):
             continue
         try:
-            tree = ast.parse(files[path])
+            tree = pyast.parse(files[path])
         except (SyntaxError, ValueError):
             continue
         for node in tree.body:
@@ -61,7 +62,7 @@ def _call_span(text: str, start: int) -> str | None:
 
 def _literal_call(code: str, name: str) -> tuple[str, str] | None:
     try:
-        node = ast.parse(code, mode="eval").body
+        node = pyast.parse_expression(code).body
     except (SyntaxError, ValueError):
         return None
     if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):

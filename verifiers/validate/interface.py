@@ -15,6 +15,7 @@ import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from trajforge import pyast
 from trajforge.reconstruct.families import is_test_file
 
 Reader = Callable[[str], str | None]
@@ -90,7 +91,7 @@ def python_uses(test_path: str, source: str, paths: frozenset[str]) -> _Uses:
     """What a Python test file imports from the oracle and which attributes it reads."""
     uses = _Uses()
     try:
-        tree = ast.parse(source)
+        tree = pyast.parse(source)
     except (SyntaxError, ValueError):
         return uses
     base = posixpath.dirname(test_path)
@@ -204,7 +205,7 @@ def _parse(read: Reader, path: str) -> ast.Module | None:
     if text is None:
         return None
     try:
-        return ast.parse(text)
+        return pyast.parse(text)
     except (SyntaxError, ValueError):
         return None
 

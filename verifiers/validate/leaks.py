@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
+from trajforge import pyast
 from trajforge.oracles import treesitter
 
 _TRIVIAL_NUMBERS = frozenset({"0", "1", "0.0", "1.0", "-0", "-0.0"})
@@ -204,7 +205,7 @@ def forbidden(hidden: Mapping[str, str], request: str) -> Forbidden:
         files += _file_names(path)
         if path.endswith(".py"):
             try:
-                tree = ast.parse(source)
+                tree = pyast.parse(source)
             except (SyntaxError, ValueError):
                 continue
             names += _py_names(tree)
