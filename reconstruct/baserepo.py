@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from trajforge.errors import UsageError
-
-MAX_FILE_BYTES = 1_000_000
-GIT_TIMEOUT_S = 120
+from trajforge.reconstruct.gitrepo import GitError, as_text, git
 
 
 def parse_spec(spec: str) -> tuple[Path, str | None]:
@@ -21,27 +18,9 @@ def parse_spec(spec: str) -> tuple[Path, str | None]:
 
 def _git(repo: Path, *args: str) -> bytes:
     try:
-        done = subprocess.run(
-            ["git", "-C", str(repo), *args],
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UsageError(f"--base-repo {repo}: git failed: {exc}") from None
-    if done.returncode != 0:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise UsageError(f"--base-repo {repo}: git {args[0]}: {message[-1] if message else '?'}")
-    return done.stdout
-
-
-def _text(data: bytes) -> str | None:
-    if len(data) > MAX_FILE_BYTES or b"\x00" in data:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+        return git(repo, *args)
+    except GitError as exc:
+        raise UsageError(f"--base-repo {repo}: {exc}") from None
 
 
 def load_base(spec: str) -> dict[str, str]:
@@ -52,7 +31,7 @@ def load_base(spec: str) -> dict[str, str]:
     if rev is None and not (repo / ".git").exists():
         files = {}
         for path in sorted(p for p in repo.rglob("*") if p.is_file()):
-            text = _text(path.read_bytes())
+            text = as_text(path.read_bytes())
             if text is not None:
                 files[path.relative_to(repo).as_posix()] = text
         return files
@@ -65,7 +44,7 @@ def load_base(spec: str) -> dict[str, str]:
             data = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
         else:
             data = _git(repo, "show", f"{rev}:{name}")
-        text = _text(data)
+        text = as_text(data)
         if text is not None:
             files[name] = text
     return files
