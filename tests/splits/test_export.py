@@ -242,3 +242,45 @@ def test_validate_split_export_end_to_end(reconstructed: Path, tmp_path: Path) -
     assert sorted(p.name for p in hidden.rglob("*") if p.is_file()) == sorted(
         p.name for p in (out / "tasks" / source.name / "tests").rglob("*") if p.is_file()
     )
+
+
+HARBOR = "harbor==0.25.0"
+"""The Harbor release the export is checked against (it needs Python >= 3.12)."""
+
+
+def _python312() -> str | None:
+    """A Python >= 3.12 that runs (pyenv shims of versions not selected do not)."""
+    import shutil
+
+    found = [str(p) for p in sorted(Path.home().glob(".pyenv/versions/3.1[2-9]*/bin/python"))]
+    found += [w for n in ("python3.13", "python3.12") if (w := shutil.which(n))]
+    for python in found:
+        if subprocess.run([python, "-c", "pass"], capture_output=True).returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.slow
+def test_real_harbor_lints_every_exported_family_clean(
+    graded: dict[str, Path], tmp_path: Path
+) -> None:
+    """`harbor lint` of the real Harbor package: no finding by its default rules; with every
+    rule selected only the digest pin of the base images (tags are pinned, digests need a
+    registry)."""
+    python = _python312()
+    if python is None:
+        pytest.skip("SKIPPED: Harbor needs Python >= 3.12 and none is installed here")
+    venv = tmp_path / "harbor"
+    subprocess.run([python, "-m", "venv", str(venv)], check=True)
+    installed = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", HARBOR], capture_output=True, text=True
+    )
+    if installed.returncode != 0:
+        pytest.skip(f"SKIPPED: cannot install {HARBOR}: {installed.stderr[-300:]}")
+    tasks = [str(p) for p in graded.values()]
+    lint = [str(venv / "bin" / "harbor"), "lint"]
+    default = subprocess.run([*lint, *tasks], capture_output=True, text=True)
+    assert default.returncode == 0 and default.stdout.strip() == "", default.stdout
+    every = subprocess.run([*lint, "--select", "ALL", *tasks], capture_output=True, text=True)
+    findings = [line for line in every.stdout.splitlines() if line.strip()]
+    assert findings and all("[unpinned-image]" in line for line in findings), findings
