@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from trajforge.reconstruct import pymanifest
+from trajforge.reconstruct.shell import programs
 from trajforge.records import Environment, EnvironmentRecipe, canonical_json, sha256_hex
 
 RECIPE_VERSION = 1
@@ -62,8 +63,6 @@ TOOLCHAINS: dict[str, str] = {
     "yarn": "yarn",
 }
 """First word of a check command → the toolchain it needs when no recipe provides it."""
-_SEGMENTS = re.compile(r"&&|\|\||;|\||\n")
-_PREFIX = re.compile(r"^(\s*(\w+=\S*|env|time|timeout\s+\S+|nice)\s+)*")
 
 
 def detect(
@@ -237,18 +236,9 @@ def _compiled(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
     return found
 
 
-def programs(command: str) -> list[str]:
-    """First word of every segment of a shell command line (env prefixes skipped)."""
-    found = []
-    for segment in _SEGMENTS.split(command):
-        words = _PREFIX.sub("", segment.strip()).split()
-        if words:
-            found.append(words[0])
-    return found
-
-
 def _needs(command: str, recipes: Iterable[EnvironmentRecipe]) -> tuple[str, ...]:
     """Toolchains the check command runs that no recipe brings."""
     provided = {t for r in recipes for t in r.toolchain} | {r.manager for r in recipes}
-    needs = [TOOLCHAINS[p] for p in programs(command) if p in TOOLCHAINS]
+    first = [argv[0] for argv in programs(command)]
+    needs = [TOOLCHAINS[p] for p in first if p in TOOLCHAINS]
     return tuple(dict.fromkeys(n for n in needs if n not in provided))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
+from collections.abc import Iterator
 
 # A check command: its exit status says whether the code is right.
 _CHECK = re.compile(
@@ -121,3 +123,44 @@ def written_paths(command: str) -> list[str]:
 
 _UNRESOLVED = re.compile(r"[$`*?{}\[\]]")
 """Shell words still holding a variable, substitution or glob: no path can be known from them."""
+
+
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?\n\s*\2\b", re.DOTALL)
+SEPARATORS = "();<>|&\n"
+PREFIX_WORDS = frozenset({"env", "time", "nohup", "command", "exec", "builtin", "nice", "xargs"})
+ASSIGNMENT = re.compile(r"^\w+=")
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(HEREDOC.sub(" ", command), posix=True, punctuation_chars=SEPARATORS)
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: fall back to words
+        return re.split(r"[\s;&|()]+", command)
+
+
+def programs(command: str) -> Iterator[list[str]]:
+    """The argv (program first, wrappers and assignments dropped) of each simple command.
+
+    Quote-aware: ``python3 -c "…open('f')…"`` is one command, not a call of ``open``.
+    """
+    segment: list[str] = []
+    for token in [*_tokens(command), ";"]:
+        if token and all(ch in SEPARATORS for ch in token):
+            yield from _argv(segment)
+            segment = []
+        elif token:
+            segment.append(token)
+
+
+def _argv(words: list[str]) -> Iterator[list[str]]:
+    while words and (ASSIGNMENT.match(words[0]) or words[0] in PREFIX_WORDS or words[0] == "$"):
+        words = words[1:]
+        if words and words[0].lstrip("-").isdigit():  # nice -n 5
+            words = words[1:]
+    if words and words[0] == "timeout":
+        words = words[2:] if len(words) > 2 else []
+    if words:
+        yield [posixpath.basename(words[0]), *words[1:]]

@@ -7,60 +7,19 @@ workspace; nor can work a sub-agent did out of sight. The lists are in :mod:`.tr
 
 from __future__ import annotations
 
-import posixpath
-import re
-import shlex
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.shell import programs
 from trajforge.records import Event, Reason
 
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?\n\s*\2\b", re.DOTALL)
-SEPARATORS = "();<>|&\n"
-PREFIX_WORDS = frozenset({"env", "time", "nohup", "command", "exec", "builtin", "nice", "xargs"})
-ASSIGNMENT = re.compile(r"^\w+=")
 MACHINE_READERS = rules.words(
     "ps top htop lsof netstat ss df uname whoami id hostname uptime printenv ifconfig ip "
     "system_profiler sw_vers mdfind mdls pgrep free vm_stat ioreg lsblk"
 )
 """Commands that read the machine's state: their output grounds nothing a fresh sandbox
 could show again (used for qa grounding, not to drop coding work)."""
-
-
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(HEREDOC.sub(" ", command), posix=True, punctuation_chars=SEPARATORS)
-    lexer.whitespace = " \t\r"
-    lexer.whitespace_split = True
-    try:
-        return list(lexer)
-    except ValueError:  # unbalanced quotes: fall back to words
-        return re.split(r"[\s;&|()]+", command)
-
-
-def programs(command: str) -> Iterator[list[str]]:
-    """The argv (program first, wrappers and assignments dropped) of each simple command.
-
-    Quote-aware: ``python3 -c "…open('f')…"`` is one command, not a call of ``open``.
-    """
-    segment: list[str] = []
-    for token in [*_tokens(command), ";"]:
-        if token and all(ch in SEPARATORS for ch in token):
-            yield from _argv(segment)
-            segment = []
-        elif token:
-            segment.append(token)
-
-
-def _argv(words: list[str]) -> Iterator[list[str]]:
-    while words and (ASSIGNMENT.match(words[0]) or words[0] in PREFIX_WORDS or words[0] == "$"):
-        words = words[1:]
-        if words and words[0].lstrip("-").isdigit():  # nice -n 5
-            words = words[1:]
-    if words and words[0] == "timeout":
-        words = words[2:] if len(words) > 2 else []
-    if words:
-        yield [posixpath.basename(words[0]), *words[1:]]
 
 
 def live_command(command: str) -> str | None:

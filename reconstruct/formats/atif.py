@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from trajforge.errors import FormatError
 from trajforge.reconstruct.formats.atif_tools import call_fields, exit_code, numbered_text
+from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.inputs import read_all
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos, sha256_hex
 
@@ -30,17 +31,6 @@ from trajforge.records import Event, ParseWarning, Session, SessionHeader, Sourc
 # are escaped, so a session that merely talks about ATIF does not match.
 SCHEMA = re.compile(rb'"schema_version"\s*:\s*"ATIF-v\d')
 Json = dict[str, Any]
-
-
-def _text(message: Any) -> str:
-    """A step message: text, or the text parts of a content-part list (v1.6)."""
-    if isinstance(message, str):
-        return message
-    if isinstance(message, list):
-        return "\n".join(
-            p["text"] for p in message if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
 
 
 class _Builder:
@@ -74,7 +64,7 @@ class _Builder:
             self.warn(index, f"step {index}: not an object")
             return
         line = step["step_id"] if isinstance(step.get("step_id"), int) else index
-        source, text = step.get("source"), _text(step.get("message"))
+        source, text = step.get("source"), message_text(step.get("message"))
         if source == "user":
             self.add(line, kind="user", text=text)
             return
@@ -122,7 +112,7 @@ class _Builder:
     def _result(self, result: Any, line: int, known: Json, unpaired: Iterator[Any]) -> None:
         call_id = result.get("source_call_id") if isinstance(result, dict) else None
         call = self.calls.get(call_id) if isinstance(call_id, str) else None
-        text = _text(result.get("content")) if isinstance(result, dict) else ""
+        text = message_text(result.get("content")) if isinstance(result, dict) else ""
         if call is None and call_id is None:
             own = next(unpaired, None)  # a result trajforge exported without its call
             if isinstance(own, dict) and isinstance(own.get("call_id"), str):
