@@ -26,10 +26,6 @@ EXECUTORS: dict[str, str] = {
     "ray": "trajforge.executors_ray:RayExecutor",
 }
 
-DETECTORS: dict[str, str] = {
-    "rules": "trajforge.guard.engine:RuleDetector",
-}
-
 HARNESSES: dict[str, str] = {
     "pi": "trajforge.train.harnesses.pi:PiHarness",
     "opencode": "trajforge.train.harnesses.opencode:OpencodeHarness",
