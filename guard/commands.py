@@ -37,7 +37,6 @@ NET_REMOTE = frozenset({"ssh", "scp", "sftp", "rsync", "ftp", "lftp"})
 PKG = frozenset(
     {"pip", "pip3", "uv", "npm", "pnpm", "yarn", "bun", "poetry", "pipx", "conda", "cargo"}
 )
-PRINTERS = frozenset({"echo", "printf", "print", "cat", "tee", "logger", "printenv"})
 
 
 def _reader(sink: Sink, prog: str, args: list[str]) -> None:

@@ -443,11 +443,3 @@ def _unescape_word(word: str) -> str:
     for ch in chars:
         out.append(next(chars, "") if ch == "\\" else ch)
     return "".join(out)
-
-
-def shell_effects(state: RolloutState, text: str, cwd: str | None = None) -> list[Effect]:
-    """Effects of shell ``text`` run in ``cwd`` (default: the rollout's cwd, which ``cd`` moves)."""
-    walker = ShellWalker(state, cwd)
-    walker.run(text)
-    state.cwd = walker.scope.cwd
-    return walker.effects

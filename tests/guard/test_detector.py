@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from trajforge.guard.calls import call_effects
 from trajforge.guard.effects import RolloutState
 from trajforge.guard.engine import RuleDetector
 from trajforge.guard.profile import Profile, ProtectedFile, changed_files
-from trajforge.guard.shell import shell_effects
 from trajforge.protocols import Detector
 
 
@@ -132,14 +132,13 @@ def test_every_harness_shape_maps_to_effects(
 
 def test_shell_parsing_sees_through_constructs() -> None:
     state = RolloutState(cwd="/w", home="/home/u")
-    effects = shell_effects(
-        state, 'D=sub; F="$D/x.txt"; (cd /tmp && cat ~/y) && cat $F <<< hi > out.log'
-    )
+    command = 'D=sub; F="$D/x.txt"; (cd /tmp && cat ~/y) && cat $F <<< hi > out.log'
+    effects = call_effects(state, "bash", {"command": command})
     reads = [e.target for e in effects if e.kind == "read"]
     writes = [e.target for e in effects if e.kind == "write"]
     assert reads == ["/home/u/y", "/w/sub/x.txt"]
     assert writes == ["/w/out.log"]
-    decoded = shell_effects(state, "bash -c \"$(printf '\\x72\\x6d %s' /w/z)\"")
+    decoded = call_effects(state, "bash", {"command": "bash -c \"$(printf '\\x72\\x6d %s' /w/z)\""})
     assert [(e.kind, e.target) for e in decoded if e.kind == "delete"] == [("delete", "/w/z")]
 
 

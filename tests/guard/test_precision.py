@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
+from trajforge.guard.calls import call_effects
 from trajforge.guard.effects import RolloutState
 from trajforge.guard.engine import RuleDetector
-from trajforge.guard.shell import shell_effects
 
 
 def _decide(detector: RuleDetector, command: str) -> tuple[str, str | None]:
@@ -105,9 +105,11 @@ def test_real_shaped_commands(
 def test_options_of_set_are_no_environment_dump() -> None:
     state = RolloutState(cwd="/w")
     for command in ("set -e", "set -euo pipefail", "set -x", "set --", "declare -f", "local"):
-        assert not [e for e in shell_effects(state, command) if e.kind == "env-dump"], command
+        effects = call_effects(state, "bash", {"command": command})
+        assert not [e for e in effects if e.kind == "env-dump"], command
     for command in ("set", "export", "export -p", "declare -x", "declare -p", "typeset"):
-        dumps = [e.target for e in shell_effects(state, command) if e.kind == "env-dump"]
+        effects = call_effects(state, "bash", {"command": command})
+        dumps = [e.target for e in effects if e.kind == "env-dump"]
         assert dumps == ["*"], command
 
 
