@@ -15,7 +15,6 @@ COMPARE = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "===": "!==", "!==": "===
 ARITH = {"+": "-", "-": "+", "*": "/", "/": "*", "%": "*", "**": "*", "<<": ">>", ">>": "<<",
          "&": "|", "|": "&", "^": "&"}  # fmt: skip
 BOOL = {"&&": "||", "||": "&&", "??": "||"}
-CONDITIONS = ("if_statement", "while_statement", "do_statement")
 SLICERS = frozenset({"slice", "substring", "substr", "splice"})
 TYPE_NODES = frozenset(
     {"type_annotation", "type_alias_declaration", "interface_declaration", "type_arguments",

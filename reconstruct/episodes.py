@@ -1,4 +1,4 @@
-"""Split a session into episodes and find its check runs."""
+"""Episodes (a request and the work that followed) and a session's check runs."""
 
 from __future__ import annotations
 
@@ -49,22 +49,6 @@ def _join(cwd: str | None, cd: str | None) -> str | None:
     if cd.startswith("/") or cwd is None:
         return cd
     return f"{cwd.rstrip('/')}/{cd}"
-
-
-def split_episodes(events: Sequence[Event]) -> list[Episode]:
-    """One episode per user message that was followed by any agent activity."""
-    starts = [i for i, e in enumerate(events) if e.kind == "user" and e.text.strip()]
-    episodes = []
-    for n, first in enumerate(starts):
-        last = (starts[n + 1] - 1) if n + 1 < len(starts) else len(events) - 1
-        if last <= first:
-            continue
-        answer = ""
-        for event in events[first + 1 : last + 1]:
-            if event.kind == "assistant" and event.text.strip():
-                answer = event.text.strip()
-        episodes.append(Episode(first, last, events[first].text.strip(), answer))
-    return episodes
 
 
 def check_runs(events: Sequence[Event]) -> list[CheckRun]:

@@ -7,9 +7,8 @@ scoring hundreds of commits reads each distinct file version once.
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -132,12 +131,6 @@ def _parse_tree(out: bytes) -> dict[str, str]:
     return found
 
 
-def blob_id(text: str) -> str:
-    """The git blob id ``text`` (UTF-8) would have."""
-    data = text.encode("utf-8", errors="surrogateescape")
-    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
-
-
 def as_text(data: bytes) -> str | None:
     """UTF-8 text of a small non-binary file, else None."""
     if len(data) > MAX_FILE_BYTES or b"\x00" in data:
@@ -161,9 +154,6 @@ class Blobs:
         if oid not in self.cache:
             self.cache[oid] = self._fetch(oid)
         return self.cache[oid]
-
-    def read_many(self, oids: Iterable[str]) -> dict[str, bytes | None]:
-        return {oid: self.read(oid) for oid in oids}
 
     def _fetch(self, oid: str) -> bytes | None:
         proc = self._process()

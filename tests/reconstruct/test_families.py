@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trajforge.reconstruct.episodes import check_runs, split_episodes
+from trajforge.reconstruct.episodes import check_runs
 from trajforge.reconstruct.families import candidates, is_test_file
 from trajforge.reconstruct.replay import replay
 
@@ -117,12 +117,6 @@ def test_a_computed_answer_no_command_printed_is_not_grounded() -> None:
             "the answer states no fact grounded in the workspace or a re-runnable command",
         )
     ]
-
-
-def test_episodes_split_on_user_messages() -> None:
-    s = Script().user("one").say("a").user("two").say("b").user("trailing")
-    episodes = split_episodes(s.events)
-    assert [(e.request, e.answer) for e in episodes] == [("one", "a"), ("two", "b")]
 
 
 def test_refused_commands_are_not_check_runs() -> None:
