@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from trajforge.train.served_adapters import AdapterSet
 
 log = logging.getLogger(__name__)
-DEFAULT_MAX_TOKENS = 256
 
 
 @dataclass(frozen=True)

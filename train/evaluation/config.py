@@ -15,10 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trajforge.config import coerce, read_toml, set_dotted
 from trajforge.errors import UsageError
-from trajforge.records import FAMILIES as ALL_FAMILIES
-
-FAMILIES = ALL_FAMILIES
-SCRIPTED_POLICIES = ("replay", "give_up", "cheat")
 
 
 class _Strict(BaseModel):

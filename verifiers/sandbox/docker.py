@@ -43,7 +43,6 @@ log = logging.getLogger(__name__)
 
 LABEL = dx.LABEL
 OWNER_LABEL = dx.OWNER_LABEL
-reap_leftovers = dx.reap_leftovers
 HOME = "/tmp/home"
 PIDS_HEADROOM = 16
 """pids above ``Limits.pids`` kept free for the helper execs that clean up after a fork bomb."""
