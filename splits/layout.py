@@ -104,10 +104,10 @@ def row(item: LoadedTask, group: str) -> dict[str, Any]:
             "tests": list(task.verifier.tests),
         },
         **{name: _files(item.folders.get(name, ())) for name in PACKED},
-        "validation_status": task.validation.status,
+        "validation_status": str(task.validation.status),
         "validation_reasons": list(task.validation.reasons),
-        "controls": _json(task.validation.controls),
-        "evidence": _json(task.validation.evidence),
+        "controls": _json(task.validation.model_dump(mode="json", include={"controls", "mutants"})),
+        "evidence": _json(task.validation.evidence.model_dump(mode="json")),
         "task_json": dump_record(task),
     }
 

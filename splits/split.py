@@ -126,13 +126,7 @@ def run(
 def _with_teacher(versions: DatasetVersions, kept: Sequence[LoadedTask]) -> DatasetVersions:
     if versions.teacher != "unknown":
         return versions
-    teachers = sorted(
-        {
-            str(t.task.validation.evidence["teacher"])
-            for t in kept
-            if "teacher" in t.task.validation.evidence
-        }
-    )
+    teachers = sorted({t.task.validation.evidence.teacher for t in kept})
     return versions.model_copy(update={"teacher": ",".join(teachers) or "unknown"})
 
 

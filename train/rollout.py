@@ -31,7 +31,7 @@ from trajforge.errors import SandboxError, UsageError
 from trajforge.guard.engine import bundle_at
 from trajforge.guard.profile import profile_from_task
 from trajforge.protocols import Harness, HarnessRun, Sandbox
-from trajforge.records import Session, Task
+from trajforge.records import Session, Task, VerifyTest
 from trajforge.registry import FORMATS, HARNESSES, create
 from trajforge.taskdir import load_task
 from trajforge.train.harnesses.base import HostRunner, RunnableHarness, Runner
@@ -88,7 +88,7 @@ def guarded(
 
 def score(
     task: Task, task_dir: Path, ws: Path, sandbox: Sandbox, answer: str | None
-) -> tuple[float, tuple[dict[str, Any], ...]]:
+) -> tuple[float, tuple[VerifyTest, ...]]:
     """(verifier reward, per-test results) of the final workspace or answer."""
     if task.family == "qa" or task.verifier.kind == "answer":  # qa and data-analysis tasks
         result = verify_answer(task, answer or "")
@@ -96,7 +96,7 @@ def score(
         raise UsageError(f"task {task.id} has no check command and is not a qa task")
     else:
         result = verify_files(task_dir, task, ws, sandbox)
-    return float(result["reward"]), tuple(result["tests"])
+    return result.reward, result.tests
 
 
 def status_of(run: HarnessRun, blocked: bool) -> tuple[Status, tuple[str, ...]]:
@@ -255,7 +255,7 @@ def judged(
     ws: Path,
     sandbox: Sandbox,
     answer: str | None,
-) -> tuple[Status, tuple[str, ...], float | None, tuple[dict[str, Any], ...]]:
+) -> tuple[Status, tuple[str, ...], float | None, tuple[VerifyTest, ...]]:
     """(status, reasons, verifier reward, tests): the verifier runs after ok and timeout runs."""
     if status not in ("ok", "timeout"):
         return status, reasons, None, ()

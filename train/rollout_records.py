@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trajforge.records import SCHEMA_VERSION
+from trajforge.records import SCHEMA_VERSION, VerifyTest
 
 Status = Literal["ok", "blocked", "error", "timeout"]
 
@@ -53,7 +53,7 @@ class Rollout(BaseModel):
     """Verifier reward (also after a timeout); 0 when anything was blocked; None = unscored."""
     verifier_reward: float | None = None
     """What the verifier said about the final workspace (None when it did not run)."""
-    tests: tuple[dict[str, Any], ...] = ()
+    tests: tuple[VerifyTest, ...] = ()
     """Per-test results of the verifier."""
     policy_turns: int | None = None
     """Turns in a scripted policy (tool-call turns + the final answer); None for a model."""

@@ -78,9 +78,9 @@ def pick_answers(task: Task, tokenizer: Any) -> tuple[str, str]:
         raise UsageError(f"warm start: task {task.id} is a {task.family} task, not qa")
     expected = expected_answer(task)
     right = extract_answer(expected)
-    if not right or not verify_answer(task, right)["passed"]:
+    if not right or not verify_answer(task, right).passed:
         raise UsageError(f"warm start: task {task.id}: its verifier rejects its own answer")
-    wrong = [w for w in perturbed_answers(expected, SEED) if not verify_answer(task, w)["passed"]]
+    wrong = [w for w in perturbed_answers(expected, SEED) if not verify_answer(task, w).passed]
     if not wrong:
         raise UsageError(f"warm start: task {task.id}: no near miss of {right!r} is rejected")
     ids = [answer_ids(tokenizer, w) for w in wrong]

@@ -30,11 +30,12 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.protocols import Limits, SandboxSession
-from trajforge.records import Task, Validation, dump_record
+from trajforge.records import ControlCell, Evidence, Expect, Status, Task, Validation, dump_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import is_task_dir, load_task, task_file
 from trajforge.verifiers.answer import check_answer, perturbed_answers
 from trajforge.verifiers.dataenv_runner import RUNNER
+from trajforge.verifiers.validate.qa import answer_cell
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ class TaskOutcome(BaseModel):
 
     id: str
     """Task id (folder name)."""
-    status: str
+    status: Status
     """accepted, rejected, error or timeout."""
     reasons: tuple[str, ...]
     """Why."""
@@ -142,7 +143,7 @@ def _load(folders: list[Path]) -> tuple[list[tuple[Path, Task]], list[TaskOutcom
         try:
             task = load_task(folder)
         except RecordError as exc:
-            broken.append(TaskOutcome(id=folder.name, status="error", reasons=(str(exc),)))
+            broken.append(TaskOutcome(id=folder.name, status=Status.ERROR, reasons=(str(exc),)))
             continue
         if task.family == "data":
             loaded.append((folder, task))
@@ -206,49 +207,68 @@ def _stage(folder: Path, task: Task, dest: Path) -> None:
 def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -> Validation:
     """The validation of one task from its scripts' outputs."""
     answer = task.answer or ""
-    controls: dict[str, Any] = {}
-    rejected: list[str] = []
     oracle = ran.get("query.py")
     if oracle is None:
-        return Validation(status="error", reasons=("the oracle query produced no result",))
+        return Validation(status=Status.ERROR, reasons=("the oracle query produced no result",))
+    evidence = _evidence(ran, backend)
     if oracle.get("error"):
         return Validation(
-            status="rejected",
+            status=Status.REJECTED,
             reasons=(f"oracle query failed: {oracle['error']}",),
-            evidence=_evidence(ran, backend),
+            evidence=evidence,
         )
     check = check_answer(answer, str(oracle.get("stdout", "")))
-    controls["oracle"] = check.model_dump()
-    if not check.passed:
-        rejected.append(f"oracle output does not reproduce the answer: {check.reason}")
-    empty = check_answer(answer, "")
-    controls["empty"] = empty.model_dump()
-    if empty.passed:
-        rejected.append("the checker accepts an empty answer")
-    said = [check_answer(answer, other) for other in paraphrases(answer)]
-    controls["paraphrases"] = [c.model_dump() for c in said]
-    rejected += [f"the checker rejects the paraphrase {c.given!r}" for c in said if not c.passed]
-    near = [check_answer(answer, wrong) for wrong in perturbed_answers(answer, seed)]
-    controls["perturbed_answers"] = [c.model_dump() for c in near]
-    rejected += [f"the checker accepts the near miss {c.given!r}" for c in near if c.passed]
-    rejected += _perturbed_queries(answer, ran, controls)
+    controls = {"oracle": answer_cell(check, "pass"), "empty": _cell(answer, "", "fail")}
+    for n, other in enumerate(paraphrases(answer)):
+        controls[f"paraphrase:{n}"] = _cell(answer, other, "pass")
+    for n, wrong in enumerate(perturbed_answers(answer, seed)):
+        controls[f"perturbed:{n}"] = _cell(answer, wrong, "fail")
+    controls |= _perturbed_queries(answer, ran)
+    accepted = tuple(n for n, c in controls.items() if n.startswith("paraphrase") and c.ok)
+    evidence = evidence.model_copy(update={"paraphrases_accepted": accepted})
+    rejected = _misjudged(controls)
+    if not any(n.startswith("query:") for n in controls):
+        rejected.append("no perturbed-query control (oracle/perturbed_*.py)")
     if rejected:
         return Validation(
-            status="rejected",
-            reasons=tuple(rejected),
-            controls=controls,
-            evidence=_evidence(ran, backend),
+            status=Status.REJECTED, reasons=tuple(rejected), controls=controls, evidence=evidence
         )
+    said = sum(1 for n in controls if n.startswith("paraphrase:"))
+    near = sum(1 for n in controls if n.startswith("perturbed:"))
+    queries = sum(1 for n in controls if n.startswith("query:"))
     reasons = (
         f"oracle query reproduces the answer: {check.reason}",
-        f"{len(said)} paraphrases of the answer accepted",
+        f"{said} paraphrases of the answer accepted",
         "empty answer rejected",
-        f"{len(near)} near-miss answers rejected",
-        f"{len(controls['perturbed_queries'])} perturbed queries give rejected answers",
+        f"{near} near-miss answers rejected",
+        f"{queries} perturbed queries give rejected answers",
     )
-    return Validation(
-        status="accepted", reasons=reasons, controls=controls, evidence=_evidence(ran, backend)
-    )
+    return Validation(status=Status.ACCEPTED, reasons=reasons, controls=controls, evidence=evidence)
+
+
+def _cell(answer: str, given: str, expect: Expect) -> ControlCell:
+    return answer_cell(check_answer(answer, given), expect)
+
+
+def _misjudged(controls: dict[str, ControlCell]) -> list[str]:
+    """Why each control the checker got wrong is wrong, in the data family's words."""
+    reasons = []
+    for name, cell in controls.items():
+        if cell.ok:
+            continue
+        if name == "oracle":
+            reasons.append(f"oracle output does not reproduce the answer: {cell.reason}")
+        elif name == "empty":
+            reasons.append("the checker accepts an empty answer")
+        elif name.startswith("paraphrase:"):
+            reasons.append(f"the checker rejects the paraphrase {cell.given!r}")
+        elif name.startswith("perturbed:"):
+            reasons.append(f"the checker accepts the near miss {cell.given!r}")
+        elif cell.result == "unknown":
+            reasons.append(f"perturbed query {name[6:]} failed: {cell.reason}")
+        else:
+            reasons.append(f"perturbed query {name[6:]} gives an accepted answer: {cell.reason}")
+    return reasons
 
 
 def paraphrases(answer: str) -> list[str]:
@@ -260,34 +280,28 @@ def paraphrases(answer: str) -> list[str]:
     return [f"The answer is {value}.", f"Answer: {value}", f"**{value}**"]
 
 
-def _perturbed_queries(
-    answer: str, ran: dict[str, dict[str, Any]], controls: dict[str, Any]
-) -> list[str]:
-    names = sorted(n for n in ran if n.startswith("perturbed_"))
-    controls["perturbed_queries"] = {}
-    if not names:
-        return ["no perturbed-query control (oracle/perturbed_*.py)"]
-    problems = []
-    for name in names:
+def _perturbed_queries(answer: str, ran: dict[str, dict[str, Any]]) -> dict[str, ControlCell]:
+    """The cells of the perturbed queries: each one's output must be rejected."""
+    cells = {}
+    for name in sorted(n for n in ran if n.startswith("perturbed_")):
         row = ran[name]
         if row.get("error"):
-            controls["perturbed_queries"][name] = {"error": row["error"]}
-            problems.append(f"perturbed query {name} failed: {row['error']}")
+            cells[f"query:{name}"] = ControlCell(
+                expect="fail", result="unknown", reason=str(row["error"])
+            )
             continue
         check = check_answer(answer, str(row.get("stdout", "")))
-        controls["perturbed_queries"][name] = check.model_dump()
-        if check.passed:
-            problems.append(f"perturbed query {name} gives an accepted answer: {check.reason}")
-    return problems
+        cells[f"query:{name}"] = answer_cell(check, "fail")
+    return cells
 
 
-def _evidence(ran: dict[str, dict[str, Any]], backend: str) -> dict[str, Any]:
+def _evidence(ran: dict[str, dict[str, Any]], backend: str) -> Evidence:
     oracle = ran.get("query.py", {})
-    return {
-        "backend": backend,
-        "oracle_stdout": str(oracle.get("stdout", ""))[:2000],
-        "seconds": {name: row.get("seconds") for name, row in sorted(ran.items())},
-    }
+    return Evidence(
+        backend=backend,
+        oracle_stdout=str(oracle.get("stdout", ""))[:2000],
+        seconds={name: row.get("seconds") for name, row in sorted(ran.items())},
+    )
 
 
 def write_validation(folder: Path, task: Task, validation: Validation) -> None:

@@ -94,10 +94,11 @@ def test_every_repair_is_accepted_with_its_environment(
     managers = {}
     for (_, project), folder in _repairs(out).items():
         task = load_record(Task, folder / "task.json")
-        evidence = task.validation.evidence["environment"]
-        managers[project] = tuple(evidence["managers"])
-        assert evidence["hash"] == task.environment.hash  # type: ignore[union-attr]
-        assert evidence["location"].startswith(str(env_cache))
+        evidence = task.validation.evidence.environment
+        assert evidence is not None and task.environment is not None
+        managers[project] = evidence.managers
+        assert evidence.hash == task.environment.hash
+        assert evidence.location.startswith(str(env_cache))
         assert task.files.missing == () and task.source.repo.status == "found"  # type: ignore[union-attr]
     assert managers == {"nodecalc": ("npm",), "pyslug": ("pip",)}
     built = [p for p in env_cache.iterdir() if (p / "env.json").is_file()]
@@ -128,7 +129,7 @@ def test_solutions_are_scored_through_the_environment(
         if text is not None:
             (solution / path).parent.mkdir(parents=True, exist_ok=True)
             (solution / path).write_text(text)
-        scores[name] = verify_files(folder, task, solution, sandbox)["reward"]
+        scores[name] = verify_files(folder, task, solution, sandbox).reward
     assert scores == {"nothing": 0.0, "constant": 0.0, "rewritten": 1.0}
 
 
@@ -225,7 +226,7 @@ def test_a_toolchain_that_cannot_be_had_is_environment_unavailable(
         row.reasons[0].startswith("environment_unavailable: cargo: ") and "fix: " in row.reasons[0]
     )
     stored = load_record(Task, dest / "task.json").validation
-    assert "oracle" not in json.dumps(stored.controls)
+    assert "oracle" not in stored.controls
 
 
 @pytest.mark.docker
@@ -238,10 +239,8 @@ def test_docker_backend_accepts_the_repairs_from_a_derived_image(
     rows = run.run(out, _context("docker"), jobs=2)
     assert {r.status for r in rows} == {"accepted"}, rows
     for folder in (out / "tasks").iterdir():
-        location = load_record(Task, folder / "task.json").validation.evidence["environment"][
-            "location"
-        ]
-        assert location.startswith("trajforge-env:")
+        environment = load_record(Task, folder / "task.json").validation.evidence.environment
+        assert environment is not None and environment.location.startswith("trajforge-env:")
 
 
 def test_harbor_export_carries_the_environment(

@@ -157,7 +157,7 @@ def test_a_worker_that_always_dies_is_that_tasks_error_row(
         assert row.reasons[0].startswith("worker failed after 2 attempt(s): "), row.reasons
         stored = load_record(Task, out / "tasks" / name / "task.json").validation
         assert stored.status == "error" and stored.reasons == row.reasons
-        assert stored.evidence["backend"] == "local"
+        assert stored.evidence.backend == "local"
     others = [rows[n].status for n in rows if n not in qa]
     assert others and all(s in ("accepted", "rejected") for s in others)
 

@@ -33,11 +33,11 @@ def test_teacher_instruction_is_used_when_it_leaks_nothing(out: Path) -> None:
     asked = _user_text(state.requests[1])
     assert REQUEST in asked and "`def mean(xs)`" in asked and "`def median(xs)`" in asked
     assert "expected value: 2.5" in asked and "hidden test: test_median_single" in asked
-    info = task.validation.evidence["instruction"]
-    assert info["rewrite"] == "teacher" and "fallback" not in info
-    usage = info["teacher"]
-    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (655, 118)
-    assert usage["cached"] is False and usage["teacher"] == MODEL
+    info = task.validation.evidence.instruction
+    assert info is not None and info.rewrite == "teacher" and not info.fallback
+    usage = info.teacher
+    assert usage is not None and (usage.prompt_tokens, usage.completion_tokens) == (655, 118)
+    assert usage.cached is False and usage.teacher == MODEL
     hidden = {"test_hidden.py": (task_dir / "tests" / "test_hidden.py").read_text()}
     assert not [i for _, i in forbidden(hidden, REQUEST).items() if mentions(task.instruction, i)]
 
@@ -50,13 +50,13 @@ def test_teacher_instruction_that_leaks_falls_back_to_offline(out: Path) -> None
     _, task = _task(out)
     assert task.validation.status == "accepted", task.validation.reasons
     assert "median([10, 20])` must be 15" in _answer("stats_instruction_leak")
-    info = task.validation.evidence["instruction"]
-    assert info["rewrite"] == "offline"
-    assert info["fallback"].startswith("teacher instruction leaks, offline rewrite used: ")
-    assert "expected value '15'" in info["fallback"]
+    info = task.validation.evidence.instruction
+    assert info is not None and info.rewrite == "offline"
+    assert info.fallback.startswith("teacher instruction leaks, offline rewrite used: ")
+    assert "expected value '15'" in info.fallback
     assert task.instruction.startswith(REQUEST + "\n\n## Interface\n")
     assert "  - `def median(xs)`" in task.instruction and "15" not in task.instruction
-    assert info["teacher"]["completion_tokens"] == 74
+    assert info.teacher is not None and info.teacher.completion_tokens == 74
 
 
 def test_teacher_failure_falls_back_to_offline(out: Path) -> None:
@@ -65,6 +65,6 @@ def test_teacher_failure_falls_back_to_offline(out: Path) -> None:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
     assert result.returncode == 0, result.stderr
     _, task = _task(out)
-    info = task.validation.evidence["instruction"]
-    assert info["rewrite"] == "offline" and "HTTP 404" in info["fallback"]
+    info = task.validation.evidence.instruction
+    assert info is not None and info.rewrite == "offline" and "HTTP 404" in info.fallback
     assert "`def mean(xs)`" in task.instruction

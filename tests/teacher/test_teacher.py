@@ -67,13 +67,14 @@ def test_retry_loop_rejects_stub_passing_tests_then_accepts(out: Path) -> None:
     feedback = second["messages"][-1]["content"]
     assert "these tests pass on the stub: " in feedback and "test_functions_exist" in feedback
     assert second["messages"][-2] == {"role": "assistant", "content": first_answer()}
-    assert task.validation.evidence["teacher"] == MODEL  # a string, as splits reads it
-    teacher = task.validation.evidence["teacher_loop"]
-    assert [r["status"] for r in teacher["rounds"]] == ["rejected", "accepted"]
-    assert any("stub passes" in r for r in teacher["rounds"][0]["reasons"])
-    assert teacher["prompt_tokens"] == 812 + 1034 and teacher["completion_tokens"] == 46 + 271
-    assert teacher["teacher"] == MODEL and teacher["verdict"] == "accepted"
-    assert task.validation.controls["stub"]["result"] == "fail"
+    assert task.validation.evidence.teacher == MODEL  # a string, as splits reads it
+    teacher = task.validation.evidence.teacher_loop
+    assert teacher is not None
+    assert [r.status for r in teacher.rounds] == ["rejected", "accepted"]
+    assert any("stub passes" in r for r in teacher.rounds[0].reasons)
+    assert teacher.prompt_tokens == 812 + 1034 and teacher.completion_tokens == 46 + 271
+    assert teacher.teacher == MODEL and teacher.verdict == "accepted"
+    assert task.validation.controls["stub"].result == "fail"
     assert headers_have_key(state) and KEY not in _everything(out, result)
 
 
@@ -101,8 +102,9 @@ def test_rerun_uses_the_cache_and_makes_no_request(out: Path) -> None:
     assert asked == 3 and len(state.requests) == 3  # two test rounds and the instruction
     _, task = _task(out)
     assert task.validation.status == "accepted"
-    assert all(r["cached"] for r in task.validation.evidence["teacher_loop"]["rounds"])
-    assert task.validation.evidence["instruction"]["teacher"]["cached"] is True
+    loop, info = task.validation.evidence.teacher_loop, task.validation.evidence.instruction
+    assert loop is not None and all(r.usage.cached for r in loop.rounds)
+    assert info is not None and info.teacher is not None and info.teacher.cached is True
     assert list((out / ".teacher-cache").glob("*.json"))
 
 

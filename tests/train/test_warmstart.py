@@ -44,7 +44,7 @@ def test_answers_are_the_verified_total_and_the_nearest_rejected_miss(tmp_path: 
     assert right == "136.50"  # the session's final answer
     # of 137.87, 135.13, 137.50, 135.50, 146.50 (one token per digit): the first one digit off
     assert wrong == "137.50"
-    assert verify_answer(task, right)["passed"] and not verify_answer(task, wrong)["passed"]
+    assert verify_answer(task, right).passed and not verify_answer(task, wrong).passed
     repair = _task(tmp_path / "r", "repair.jsonl", "repair")
     with pytest.raises(UsageError, match="not qa"):
         pick_answers(repair, tokenizer)

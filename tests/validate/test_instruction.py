@@ -58,8 +58,9 @@ def test_build_instruction_states_the_interface_without_leaks(validated: Path) -
     for name in ("test_mean", "test_median_odd", "test_median_even", "2.5"):
         assert name not in task.instruction
     _no_leak(task_dir, task)
-    info = task.validation.evidence["instruction"]
-    assert info["rewrite"] == "offline" and info["dropped"] == [] and info["version"] == 1
+    info = task.validation.evidence.instruction
+    assert info is not None
+    assert info.rewrite == "offline" and info.dropped == () and info.version == 1
 
 
 def test_qa_instruction_is_unchanged(validated: Path, reconstructed: Path) -> None:

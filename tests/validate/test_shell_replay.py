@@ -41,5 +41,5 @@ def test_shell_made_fix_is_replayed_and_accepted(tmp_path: Path) -> None:
     rows = {r.id: r for r in run.run(out, local_context())}
     task = tasks_of(out)[repair.id]
     assert rows[repair.id].status == "accepted", task.validation.reasons
-    replayed = task.validation.evidence["shell_replayed"]
-    assert [r["command"] for r in replayed] == [SED_FIX] and replayed[0]["exit_code"] == 0
+    replayed = task.validation.evidence.shell_replayed
+    assert [r.command for r in replayed] == [SED_FIX] and replayed[0].exit_code == 0

@@ -17,7 +17,7 @@ import pytest
 from tests.validate.conftest import local_context, read_json, tasks_of
 from tests.validate.solutions import CORRECT, WRONG
 from trajforge.reconstruct import pipeline
-from trajforge.records import DerivedTests, MutantSummary, Task, TestSets
+from trajforge.records import MutantSummary, Task, TestSets, Validation
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -52,7 +52,17 @@ def _reward(task_dir: Path, files: dict[str, str], tmp: Path) -> float:
         (tmp / rel).write_text(text)
     task = Task.model_validate(read_json(task_dir / "task.json"))
     sandbox = create(SANDBOXES, "local", "sandbox")
-    return float(verify_files(task_dir, task, tmp, sandbox)["reward"])
+    return verify_files(task_dir, task, tmp, sandbox).reward
+
+
+def _summary(v: Validation) -> MutantSummary:
+    assert v.evidence.mutants is not None, v.reasons
+    return v.evidence.mutants
+
+
+def _sets(v: Validation) -> TestSets:
+    assert v.evidence.test_sets is not None, v.reasons
+    return v.evidence.test_sets
 
 
 def _folder(path: Path) -> dict[str, str]:
@@ -63,13 +73,12 @@ def test_clean_slugkit_build_is_accepted_without_metadata_mutants(strength_out: 
     task_dir, task = _task(strength_out, "build", "slugkit/core.py")
     v = task.validation
     assert v.status == "accepted", v.reasons
-    summary = MutantSummary.model_validate(v.evidence["mutants"])
+    summary = _summary(v)
     assert (summary.total, summary.killed, summary.survived, summary.equivalent) == (7, 7, 0, 0)
     assert summary.kill_rate == 1.0 and 0 < summary.wilson_low < 1 == summary.wilson_high
-    items = v.controls["mutants"]["items"]
-    assert not [i for i in items if i["path"] == "slugkit/__init__.py"]  # __all__ is inert
+    assert not [i for i in v.mutants if i.path == "slugkit/__init__.py"]  # __all__ is inert
     assert "__all__" in (task_dir / "oracle" / "slugkit" / "__init__.py").read_text()
-    sets = TestSets.model_validate(v.evidence["test_sets"])
+    sets = _sets(v)
     assert len(sets.fail_to_pass) == 3 and sets.pass_to_pass == ()
 
 
@@ -77,7 +86,7 @@ def test_wordfreq_survivors_equivalent_or_killed_by_derived_tests(strength_out: 
     task_dir, task = _task(strength_out, "build", "wordfreq.py")
     v = task.validation
     assert v.status == "accepted", v.reasons
-    summary = MutantSummary.model_validate(v.evidence["mutants"])
+    summary = _summary(v)
     equivalent = {n.description.split(" in ")[0] for n in summary.equivalents}
     assert equivalent == {"`<=` → `<`", "`0` → `-1`"}, summary.equivalents
     assert all("exercised inputs" in n.evidence for n in summary.equivalents)
@@ -85,7 +94,8 @@ def test_wordfreq_survivors_equivalent_or_killed_by_derived_tests(strength_out: 
     assert {n.description.split(" in ")[0] for n in summary.survivors} == {"`3` → `2`", "`3` → `4`"}
     assert all("never ran" in n.evidence for n in summary.survivors)
     assert summary.killed_by_derived == 3 and summary.kill_rate == round(14 / 16, 4)
-    derived = DerivedTests.model_validate(v.evidence["derived_tests"])
+    derived = v.evidence.derived_tests
+    assert derived is not None
     assert derived.path == "test_trajforge_derived.py"
     assert derived.inputs == {"instruction": 1, "session": 1, "mined": 3}
     by_source = {t.source: t for t in derived.tests}
@@ -95,7 +105,7 @@ def test_wordfreq_survivors_equivalent_or_killed_by_derived_tests(strength_out: 
     assert len(by_source["session"].kills) == 3
     assert (task_dir / "tests" / derived.path).is_file()
     assert task.verifier.tests == ("test_trajforge_derived.py", "test_wordfreq.py")
-    sets = TestSets.model_validate(v.evidence["test_sets"])
+    sets = _sets(v)
     assert {n.split("::")[-1] for n in sets.fail_to_pass} >= {t.name for t in derived.tests}
 
 
@@ -122,9 +132,10 @@ def test_repair_probe_and_prefix_score_zero(strength_out: Path, tmp_path: Path) 
     for n, attempt in enumerate([first, probe]):
         assert _reward(build_dir, attempt, tmp_path / f"build-{n}") == 0.0
     assert task.verifier.tests == ("test_trajforge_derived.py",)  # the check's own tests + one
-    notes = task.validation.evidence["instruction"]["notes"]
+    assert task.validation.evidence.instruction is not None
+    notes = task.validation.evidence.instruction.notes
     assert not [n for n in notes if "no oracle module" in n], notes  # derived tests: no interface
-    sets = TestSets.model_validate(task.validation.evidence["test_sets"])
+    sets = _sets(task.validation)
     assert "test_wordfreq::test_top_words" in sets.fail_to_pass
     assert "test_wordfreq::test_count_words" in sets.pass_to_pass  # passed before the fix
 
@@ -161,8 +172,8 @@ def test_give_up_scores_zero_on_every_family(families_out: Path, tmp_path: Path)
             continue
         seen.add(task.family)
         if task.family in ("qa", "data"):
-            assert verify_answer(task, GIVE_UP)["reward"] == 0.0, task_id
-            assert verify_answer(task, task.answer or "")["reward"] == 1.0, task_id
+            assert verify_answer(task, GIVE_UP).reward == 0.0, task_id
+            assert verify_answer(task, task.answer or "").reward == 1.0, task_id
         else:
             task_dir = families_out / "tasks" / task_id
             assert _reward(task_dir, {}, tmp_path / task_id) == 0.0, task_id
@@ -175,7 +186,7 @@ def test_extend_give_up_is_zero_although_a_test_already_passed(
     """The issue's eval case: a third of extend's hidden tests passed on the starting
     workspace, so "the share of tests passed" paid 0.33 for doing nothing."""
     task_dir, task = _task(families_out, "extend", "inventory.py")
-    sets = TestSets.model_validate(task.validation.evidence["test_sets"])
+    sets = _sets(task.validation)
     assert sets.pass_to_pass == ("test_inventory::test_add",)
     assert len(sets.fail_to_pass) == 2
     assert _reward(task_dir, {}, tmp_path / "give-up") == 0.0

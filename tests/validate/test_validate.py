@@ -22,21 +22,22 @@ def test_every_harness_repair_is_accepted_with_controls_rejected(validated: Path
     for task in repairs:
         v = task.validation
         assert v.status == "accepted", (task.id, v.reasons)
-        assert v.controls["oracle"]["passed"] == v.controls["oracle"]["of"] == 3
+        assert v.controls["oracle"].passed == len(v.controls["oracle"].runs) == 3
         for control in ("empty", "prefix", "stub"):
-            assert v.controls[control]["result"] == "fail", (task.id, control)
-        assert v.controls["prefix"]["killed_by"], "the pre-fix state fails a named test"
-        mutants = v.controls["mutants"]
-        assert mutants["total"] >= 1 and mutants["kill_rate"] >= 0.8
-        lo, hi = mutants["interval"]
-        assert 0 <= lo <= mutants["kill_rate"] <= hi <= 1
-        for item in mutants["items"]:
-            assert item["result"] in ("killed", "survived", "unknown")
-            if item["result"] == "killed":
-                assert item["killed_by"]
+            assert v.controls[control].result == "fail", (task.id, control)
+        assert v.controls["prefix"].runs[0].failing, "the pre-fix state fails a named test"
+        mutants = v.evidence.mutants
+        assert mutants is not None and mutants.kill_rate is not None
+        assert mutants.total >= 1 and mutants.kill_rate >= 0.8
+        assert 0 <= mutants.wilson_low <= mutants.kill_rate <= mutants.wilson_high <= 1
+        assert len(v.mutants) == mutants.total
+        for item in v.mutants:
+            assert item.result in ("killed", "survived", "unknown", "equivalent")
+            if item.result == "killed":
+                assert item.killed_by
         evidence = v.evidence
-        assert evidence["backend"] == "local" and len(evidence["files_sha256"]) == 64
-        assert evidence["flake_rate"] == 0.0 and evidence["timings"]["oracle_s"] > 0
+        assert evidence.backend == "local" and len(evidence.files_sha256) == 64
+        assert evidence.flake_rate == 0.0 and evidence.timings["oracle_s"] > 0
 
 
 def test_build_task_gets_mined_hidden_tests(validated: Path) -> None:
@@ -48,9 +49,9 @@ def test_build_task_gets_mined_hidden_tests(validated: Path) -> None:
     ).read_text()
     assert not (task_dir / "workspace" / "test_stats.py").exists()
     assert task.validation.status == "accepted", task.validation.reasons
-    assert task.validation.controls["empty"]["result"] == "fail"
-    assert task.validation.controls["stub"]["killed_by"]
-    assert task.validation.evidence["hidden_tests"] == ["test_stats.py"]
+    assert task.validation.controls["empty"].result == "fail"
+    assert task.validation.controls["stub"].runs[0].failing
+    assert task.validation.evidence.hidden_tests == ("test_stats.py",)
 
 
 def test_qa_task_answer_controls(validated: Path) -> None:
@@ -58,12 +59,12 @@ def test_qa_task_answer_controls(validated: Path) -> None:
     v = task.validation
     assert v.status == "accepted", v.reasons
     assert task.answer_key is not None  # reconstructed: checked by its grounded facts
-    assert v.controls["empty"]["result"] == "fail"
-    assert v.controls["paraphrase:facts"] == {**v.controls["paraphrase:facts"], "result": "pass"}
+    assert v.controls["empty"].result == "fail"
+    assert v.controls["paraphrase:facts"].result == "pass"
     wrong = [n for n in v.controls if n.startswith(("number:", "hedged:"))]
-    assert wrong and all(v.controls[n]["result"] == "fail" for n in wrong)
-    assert v.evidence["paraphrases_accepted"] == ["paraphrase:facts"]
-    assert v.evidence["reproduced"] and v.evidence["reproduced"][0]["reproduces"]
+    assert wrong and all(v.controls[n].result == "fail" for n in wrong)
+    assert v.evidence.paraphrases_accepted == ("paraphrase:facts",)
+    assert v.evidence.reproduced and v.evidence.reproduced[0].reproduces
 
 
 def test_reports_have_funnel_and_matrix(validated: Path) -> None:

@@ -164,15 +164,14 @@ def verify(
     else:
         assert files is not None
         result = verify_files(task_dir, task, files, _sandbox(backend))
-    result["task"] = task.id
     if as_json:
-        print_json(result)
+        print_json({"task": task.id, **result.model_dump(mode="json", exclude_none=True)})
         return
-    out.print(f"reward {result['reward']:.2f} ({'passed' if result['passed'] else 'failed'})")
-    for test in result["tests"]:
-        mark = "[green]✓[/green]" if test["outcome"] == "passed" else "[red]✗[/red]"
-        message = test.get("message", "") if test["outcome"] != "passed" else ""
-        out.print(f"  {mark} {test['name']} {message}")
+    out.print(f"reward {result.reward:.2f} ({'passed' if result.passed else 'failed'})")
+    for test in result.tests:
+        mark = "[green]✓[/green]" if test.outcome == "passed" else "[red]✗[/red]"
+        message = test.message if test.outcome != "passed" else ""
+        out.print(f"  {mark} {test.name} {message}")
 
 
 def register(app: typer.Typer) -> None:

@@ -17,10 +17,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import Environment, Reason, Task
+from trajforge.records import Environment, EnvironmentEvidence, Reason, Task
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 from trajforge.verifiers.environments.session import EnvSandbox, missing_programs
@@ -32,25 +30,6 @@ RUNTIME_FREE = frozenset({"python3", "corepack"})
 """Recipe toolchain entries the sandbox need not run itself (the runtime has python3; corepack
 only fetches pnpm and yarn at build time, which then run from the environment's ``bin/``)."""
 _PROBED: dict[tuple[str, str, tuple[str, ...]], tuple[str, ...]] = {}
-
-
-class EnvironmentEvidence(BaseModel):
-    """What validation used of the task's environment (``evidence.environment``)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    hash: str
-    """Environment hash."""
-    managers: tuple[str, ...]
-    """Package managers of its recipes, in install order."""
-    cached: bool
-    """Found built; False: built by this run."""
-    build_s: float
-    """Seconds its build took (when it was built)."""
-    location: str
-    """Where it lives: the cache folder (local) or the derived image (docker)."""
-    tools: dict[str, str]
-    """Versions of what built it."""
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,16 @@ import logging
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from trajforge.records import CODE_FAMILIES, Task, Validation
+from trajforge.records import (
+    CODE_FAMILIES,
+    Status,
+    Task,
+    TeacherLoop,
+    TeacherRound,
+    TeacherUsage,
+    Validation,
+)
 from trajforge.verifiers.teacher.client import Answer, Prices, TeacherClient, TeacherError
 from trajforge.verifiers.teacher.prompts import (
     INSTRUCTION_SYSTEM,
@@ -45,31 +52,43 @@ class Record:
 
     model: str
     prices: Prices
-    rounds: list[dict[str, Any]] = field(default_factory=list)
+    rounds: list[TeacherRound] = field(default_factory=list)
 
-    def add(self, answer: Answer, **outcome: Any) -> None:
-        """One round: its tokens, whether it came from the cache, and its outcome."""
-        self.rounds.append(
-            {
-                "round": len(self.rounds) + 1,
-                "prompt_tokens": answer.prompt_tokens,
-                "completion_tokens": answer.completion_tokens,
-                "cached": answer.cached,
-                "cost_usd": round(self.prices.cost(answer), 6),
-                **outcome,
-            }
+    def usage(self, answer: Answer) -> TeacherUsage:
+        """Tokens and cost of one answer."""
+        return TeacherUsage(
+            teacher=f"openai:{self.model}",
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cached=answer.cached,
+            cost_usd=round(self.prices.cost(answer), 6),
         )
 
-    def evidence(self, verdict: str) -> dict[str, Any]:
-        """The ``evidence["teacher_loop"]`` entry."""
-        return {
-            "teacher": f"openai:{self.model}",
-            "rounds": self.rounds,
-            "prompt_tokens": sum(r["prompt_tokens"] for r in self.rounds),
-            "completion_tokens": sum(r["completion_tokens"] for r in self.rounds),
-            "cost_usd": round(sum(r["cost_usd"] for r in self.rounds), 6),
-            "verdict": verdict,
-        }
+    def add(
+        self, answer: Answer, validation: Validation, survivors: list[str], tests: list[str]
+    ) -> None:
+        """One round: its tokens, whether it came from the cache, and its outcome."""
+        self.rounds.append(
+            TeacherRound(
+                round=len(self.rounds) + 1,
+                usage=self.usage(answer),
+                status=validation.status,
+                reasons=validation.reasons,
+                survivors=tuple(survivors),
+                tests=tuple(tests),
+            )
+        )
+
+    def evidence(self, verdict: Status) -> TeacherLoop:
+        """The ``evidence.teacher_loop`` entry."""
+        return TeacherLoop(
+            teacher=f"openai:{self.model}",
+            rounds=tuple(self.rounds),
+            prompt_tokens=sum(r.usage.prompt_tokens for r in self.rounds),
+            completion_tokens=sum(r.usage.completion_tokens for r in self.rounds),
+            cost_usd=round(sum(r.usage.cost_usd for r in self.rounds), 6),
+            verdict=verdict,
+        )
 
 
 def _unsuitable(task: Task, changed: dict[str, str]) -> str | None:
@@ -99,14 +118,15 @@ def survivors(validation: Validation) -> list[str]:
     """Every surviving control, in words the teacher can act on."""
     lines = []
     for name, cell in validation.controls.items():
-        if name in ("oracle", "mutants") or cell.get("result") != "pass":
+        if name == "oracle" or cell.result != "pass":
             continue
-        passed = [t["name"] for t in cell.get("tests", []) if t["outcome"] == "passed"]
+        tests = cell.runs[0].tests if cell.runs else ()
+        passed = [t.name for t in tests if t.outcome == "passed"]
         where = "the stub" if name == "stub" else f"the {name} control"
         lines.append(f"these tests pass on {where}: {', '.join(passed) or 'the whole check'}")
-    for item in validation.controls.get("mutants", {}).get("items", []):
-        if item["result"] == "survived":
-            lines.append(f"mutant {item['id']} survives: {item['description']}")
+    for item in validation.mutants:
+        if item.result == "survived":
+            lines.append(f"mutant {item.id} survives: {item.description}")
     return lines
 
 
@@ -115,8 +135,8 @@ def feedback(validation: Validation) -> str:
     lines = ["Your tests were rejected by the control matrix:"]
     lines += [f"- {reason}" for reason in validation.reasons]
     lines += [f"- {line}" for line in survivors(validation)]
-    runs = validation.controls.get("oracle", {}).get("runs") or [{}]
-    failing = runs[0].get("failing", [])
+    oracle = validation.controls.get("oracle")
+    failing = oracle.runs[0].failing if oracle is not None and oracle.runs else ()
     if failing:
         lines.append(f"- these tests fail on the reference solution: {', '.join(failing)}")
     lines.append("Answer with the complete corrected test files in the same format.")
@@ -138,7 +158,7 @@ def teach(
     oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
     problem = _unsuitable(task, changed_sources(task, workspace, oracle))
     if problem:
-        rejected = Validation(status="rejected", reasons=(f"teacher: {problem}",))
+        rejected = Validation(status=Status.REJECTED, reasons=(f"teacher: {problem}",))
         return task, _stamp(rejected, record)
     prompt = first_prompt(task, workspace, oracle, HIDDEN_NAME)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
@@ -146,7 +166,7 @@ def teach(
         return _rounds(task_dir, task, ctx, client, messages, record)
     except TeacherError as exc:
         reason = f"teacher boundary (openai:{client.model}): {exc}"
-        return task, _stamp(Validation(status="error", reasons=(reason,)), record)
+        return task, _stamp(Validation(status=Status.ERROR, reasons=(reason,)), record)
 
 
 def _rounds(
@@ -157,29 +177,23 @@ def _rounds(
     messages: list[dict[str, str]],
     record: Record,
 ) -> tuple[Task, Validation]:
-    validation = Validation(status="rejected", reasons=("teacher: no round ran",))
+    validation = Validation(status=Status.REJECTED, reasons=("teacher: no round ran",))
     current = task
     for _ in range(ctx.config.teacher_rounds):
         answer = client.ask(messages)
         hidden, problems = parse_answer(answer.text)
         if problems or not hidden:
             validation = Validation(
-                status="rejected", reasons=tuple(f"teacher: {p}" for p in problems)
+                status=Status.REJECTED, reasons=tuple(f"teacher: {p}" for p in problems)
             )
-            record.add(answer, status="rejected", reasons=list(validation.reasons), survivors=[])
+            record.add(answer, validation, [], [])
             reply = "\n".join(["Your answer could not be used:", *problems])
         else:
             _install(task_dir, hidden)
             current = _with_tests(task, hidden)
             validation = judge_task(task_dir, current, hidden, ctx)
             lost = survivors(validation)
-            record.add(
-                answer,
-                status=validation.status,
-                reasons=list(validation.reasons),
-                survivors=lost,
-                tests=sorted(hidden),
-            )
+            record.add(answer, validation, lost, sorted(hidden))
             if validation.status == "accepted" or not _fixable(validation):
                 break
             reply = feedback(validation)
@@ -192,11 +206,12 @@ def _rounds(
 
 
 def _stamp(validation: Validation, record: Record) -> Validation:
-    evidence = {
-        **validation.evidence,
-        "teacher": f"openai:{record.model}",
-        "teacher_loop": record.evidence(validation.status),
-    }
+    evidence = validation.evidence.model_copy(
+        update={
+            "teacher": f"openai:{record.model}",
+            "teacher_loop": record.evidence(validation.status),
+        }
+    )
     reasons = validation.reasons
     if record.rounds and validation.status != "error":
         reasons = (*reasons, f"teacher openai:{record.model}: {len(record.rounds)} round(s)")
@@ -227,11 +242,5 @@ class Teacher:
             {"role": "user", "content": instruction_prompt(brief)},
         ]
         answer = self.client.ask(messages)
-        usage = {
-            "teacher": f"openai:{self.client.model}",
-            "prompt_tokens": answer.prompt_tokens,
-            "completion_tokens": answer.completion_tokens,
-            "cached": answer.cached,
-            "cost_usd": round(self.prices.cost(answer), 6),
-        }
+        usage = Record(self.client.model, self.prices).usage(answer)
         return Written(parse_instruction(answer.text), usage)

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from trajforge.records import MutantNote, MutantSummary
+from trajforge.oracles.mutate import Mutant
+from trajforge.records import (
+    ControlCell,
+    Evidence,
+    MutantNote,
+    MutantRow,
+    Status,
+    Validation,
+)
 from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.derive import Verdict
 from trajforge.verifiers.validate.junit import RunOutcome
 from trajforge.verifiers.validate.matrix import MatrixResult, TaskFiles
 from trajforge.verifiers.validate.reward import fail_to_pass_sets
 from trajforge.verifiers.validate.rules import (
-    MutantCell,
     control_cell,
     judge_controls,
     judge_mutants,
@@ -20,88 +26,55 @@ from trajforge.verifiers.validate.rules import (
     mutant_cell,
 )
 
-Status = Literal["accepted", "rejected", "timeout"]
+UNEXAMINED = "not looked at closely (not a Python file)"
 
 
-def run_row(run: RunOutcome, dropped: list[str]) -> dict[str, Any]:
-    """One run as stored in task.json: status, exit code, time, per-test results, killers."""
-    return {
-        "status": run.status,
-        "exit_code": run.exit_code,
-        "wall_s": run.wall_s,
-        "detail": run.detail,
-        "failing": run.failing(dropped),
-        "tests": [{"name": t.name, "outcome": t.outcome} for t in run.tests],
-    }
-
-
-def _oracle_cell(result: MatrixResult, dropped: list[str], ok: bool) -> dict[str, Any]:
-    runs = [run_row(r, dropped) for r in result.oracle_runs]
+def _oracle_cell(result: MatrixResult, dropped: list[str], ok: bool) -> ControlCell:
     passed = sum(1 for r in result.oracle_runs if not r.rejects(dropped))
-    return {
-        "expect": "pass",
-        "result": "pass" if ok else "fail",
-        "passed": passed,
-        "of": len(runs),
-        "runs": runs,
-    }
-
-
-def _mutant_cells(result: MatrixResult, dropped: list[str], cfg: ValidateConfig) -> dict[str, Any]:
-    items, cells, notes = [], [], []
-    verdicts = result.strengthened.verdicts if result.strengthened else {}
-    for mutant, run in result.mutants:
-        cell: MutantCell = mutant_cell(run, dropped)
-        item: dict[str, Any] = {
-            "id": mutant.id,
-            "path": mutant.path,
-            "line": mutant.line,
-            "operator": mutant.operator,
-            "description": mutant.description,
-        }
-        if run is not None:
-            item.update(status=run.status, wall_s=run.wall_s, killed_by=run.failing(dropped))
-        verdict = verdicts.get(mutant.id) if cell == "survived" else None
-        if verdict is not None:
-            cell = verdict.verdict
-            item["evidence"] = verdict.evidence
-            if verdict.killed_by:
-                item.update(killed_by=list(verdict.killed_by), derived=True)
-        if cell == "survived" or cell == "equivalent":
-            why = verdict.evidence if verdict else "not looked at closely (not a Python file)"
-            notes.append(
-                MutantNote(id=mutant.id, description=mutant.description, verdict=cell, evidence=why)
-            )
-        item["result"] = cell
-        cells.append(cell)
-        items.append(item)
-    by_derived = sum(1 for i in items if i.get("derived"))
-    summary = kill_summary(cells, cfg, by_derived)
-    summary["survivors"] = [
-        f"survivor {n.id}: {n.description} ({n.evidence})" for n in notes if n.verdict == "survived"
-    ]
-    summary["items"] = items
-    summary["notes"] = notes
-    return summary
-
-
-def _summary_record(summary: dict[str, Any]) -> MutantSummary:
-    notes: list[MutantNote] = summary.pop("notes")
-    lo, hi = summary["interval"]
-    return MutantSummary(
-        total=summary["total"],
-        killed=summary["killed"],
-        killed_by_derived=summary["killed_by_derived"],
-        survived=summary["survived"],
-        equivalent=summary["equivalent"],
-        unknown=summary["unknown"],
-        kill_rate=summary["kill_rate"],
-        wilson_low=lo,
-        wilson_high=hi,
-        z=summary["z"],
-        equivalents=tuple(n for n in notes if n.verdict == "equivalent"),
-        survivors=tuple(n for n in notes if n.verdict == "survived"),
+    return ControlCell(
+        expect="pass",
+        result="pass" if ok else "fail",
+        passed=passed,
+        runs=tuple(r.stored(dropped) for r in result.oracle_runs),
     )
+
+
+def _mutant_row(
+    mutant: Mutant, run: RunOutcome | None, dropped: list[str], verdict: Verdict | None
+) -> MutantRow:
+    cell = mutant_cell(run, dropped)
+    row = MutantRow(
+        id=mutant.id,
+        path=mutant.path,
+        line=mutant.line,
+        operator=mutant.operator,
+        description=mutant.description,
+        result=cell,
+        status=run.status if run is not None else None,
+        wall_s=run.wall_s if run is not None else 0.0,
+        killed_by=tuple(run.failing(dropped)) if run is not None else (),
+    )
+    if verdict is None or cell != "survived":
+        return row
+    update: dict[str, object] = {"result": verdict.verdict, "evidence": verdict.evidence}
+    if verdict.killed_by:
+        update.update(killed_by=tuple(verdict.killed_by), derived=True)
+    return row.model_copy(update=update)
+
+
+def _mutant_rows(result: MatrixResult, dropped: list[str]) -> list[MutantRow]:
+    verdicts = result.strengthened.verdicts if result.strengthened else {}
+    return [_mutant_row(m, run, dropped, verdicts.get(m.id)) for m, run in result.mutants]
+
+
+def _notes(rows: list[MutantRow]) -> list[MutantNote]:
+    return [
+        MutantNote(
+            id=r.id, description=r.description, verdict=r.result, evidence=r.evidence or UNEXAMINED
+        )
+        for r in rows
+        if r.result in ("survived", "equivalent")
+    ]
 
 
 def _start_run(result: MatrixResult) -> RunOutcome | None:
@@ -119,52 +92,69 @@ def _flake_rate(runs: list[RunOutcome], dropped: list[str]) -> float:
     return round(len(dropped) / len(names), 4) if names else 0.0
 
 
-def matrix_controls(
-    result: MatrixResult, files: TaskFiles, cfg: ValidateConfig
-) -> tuple[Status, list[str], dict[str, Any], dict[str, Any]]:
-    """(status, reasons, controls, evidence) for a command / tests verifier."""
-    missing = len(files.task.files.missing)
-    reasons, dropped, ok = judge_oracle(result.oracle_runs, missing)
-    controls: dict[str, Any] = {"oracle": _oracle_cell(result, dropped, ok)}
-    evidence: dict[str, Any] = {
-        "dropped_tests": dropped,
-        "flake_rate": _flake_rate(result.oracle_runs, dropped),
-        "timings": result.timings,
-        "shell_replayed": result.shell,
-        "notes": list(result.notes),
-    }
+def _base_evidence(result: MatrixResult, dropped: list[str]) -> Evidence:
+    return Evidence(
+        dropped_tests=tuple(dropped),
+        flake_rate=_flake_rate(result.oracle_runs, dropped),
+        timings=result.timings,
+        shell_replayed=tuple(result.shell),
+        notes=tuple(result.notes),
+    )
+
+
+def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig) -> Validation:
+    """The validation of a command / tests verifier from its matrix (without the evidence
+    every task carries; :func:`~.single.finish` adds it)."""
+    reasons, dropped, ok = judge_oracle(result.oracle_runs, len(files.task.files.missing))
+    oracle = _oracle_cell(result, dropped, ok)
+    evidence = _base_evidence(result, dropped)
     if not ok:
         timed_out = all(r.status == "timeout" for r in result.oracle_runs)
-        return ("timeout" if timed_out else "rejected"), reasons, controls, evidence
+        status = Status.TIMEOUT if timed_out else Status.REJECTED
+        return Validation(
+            status=status, reasons=tuple(reasons), controls={"oracle": oracle}, evidence=evidence
+        )
+    controls = {"oracle": oracle}
     for name, run in result.controls.items():
-        cell = {"expect": "fail", "result": control_cell(run, dropped), **run_row(run, dropped)}
-        cell["killed_by"] = cell.pop("failing")
-        controls[name] = cell
+        cell = control_cell(run, dropped)
+        controls[name] = ControlCell(expect="fail", result=cell, runs=(run.stored(dropped),))
     failures = judge_controls(result.controls, dropped)
-    mutants = _mutant_cells(result, dropped, cfg)
-    record = _summary_record(mutants)
-    if result.mutants:
-        controls["mutants"] = mutants
+    rows = _mutant_rows(result, dropped)
+    notes = _notes(rows)
+    summary = kill_summary(rows, cfg, notes)
     final_runs = result.oracle_runs
+    update: dict[str, object] = {}
     if result.strengthened is not None:
-        evidence["derived_tests"] = result.strengthened.derived.model_dump(mode="json")
+        update["derived_tests"] = result.strengthened.derived
         if result.strengthened.oracle_runs:
             final_runs = result.strengthened.oracle_runs
-            controls["oracle"]["with_derived_tests"] = [run_row(r, dropped) for r in final_runs]
-    sets = fail_to_pass_sets(final_runs, _start_run(result), dropped)
-    evidence.update(
-        kill_rate=mutants["kill_rate"],
-        kill_interval=mutants["interval"],
-        mutants=record.model_dump(mode="json"),
+            derived = tuple(r.stored(dropped) for r in final_runs)
+            controls["oracle"] = oracle.model_copy(update={"derived_runs": derived})
+    bad, kill_notes = judge_mutants(summary, cfg)
+    survivors = [f"survivor {n.id}: {n.description} ({n.evidence})" for n in summary.survivors]
+    update.update(
+        mutants=summary if rows else None,
         mutants_batched=result.batched,
-        test_sets=sets.model_dump(mode="json"),
+        test_sets=fail_to_pass_sets(final_runs, _start_run(result), dropped),
+        notes=(*evidence.notes, *kill_notes, *survivors),
     )
-    bad, notes = judge_mutants(mutants, cfg)
-    evidence["notes"] += notes + mutants["survivors"]
+    evidence = evidence.model_copy(update=update)
     failures += bad
     if failures:
-        return "rejected", failures, controls, evidence
+        return Validation(
+            status=Status.REJECTED,
+            reasons=tuple(failures),
+            controls=controls,
+            mutants=tuple(rows),
+            evidence=evidence,
+        )
     rejected = ", ".join(label(n) for n in result.controls)
     reasons.append(f"rejects {rejected}" if rejected else "no must-fail control applied")
-    reasons += notes
-    return "accepted", reasons, controls, evidence
+    reasons += kill_notes
+    return Validation(
+        status=Status.ACCEPTED,
+        reasons=tuple(reasons),
+        controls=controls,
+        mutants=tuple(rows),
+        evidence=evidence,
+    )

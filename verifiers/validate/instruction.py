@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from trajforge.errors import TrajforgeError
-from trajforge.records import Task
+from trajforge.records import InstructionEvidence, Task, TeacherUsage, Validation
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.interface import Module, python_modules
@@ -58,7 +58,7 @@ class Written:
     """A writer's instruction and its accounting (tokens, cost, cache) for the evidence."""
 
     text: str
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: TeacherUsage | None = None
 
 
 @runtime_checkable
@@ -183,6 +183,11 @@ def _by_writer(writer: InstructionWriter, brief: Brief) -> tuple[str | None, dic
     return written.text.strip(), info
 
 
+def _with_info(task: Task, info: InstructionEvidence) -> Validation:
+    evidence = task.validation.evidence.model_copy(update={"instruction": info})
+    return task.validation.model_copy(update={"evidence": evidence})
+
+
 def finalise(task_dir: Path, task: Task, writer: object | None = None) -> Task:
     """The task with its agent-facing instruction for its (final) validation; never raises
     for unreadable task files (the request is kept and the reason recorded)."""
@@ -192,16 +197,11 @@ def finalise(task_dir: Path, task: Task, writer: object | None = None) -> Task:
         return _rewrite(task_dir, task, writer)
     except (OSError, ValueError, RecursionError) as exc:
         log.warning("task %s: instruction not rewritten", task.id, exc_info=True)
-        info = {
-            "version": REWRITE_VERSION,
-            "rewrite": "none",
-            "error": f"{type(exc).__name__}: {exc}",
-        }
-        evidence = {**task.validation.evidence, "instruction": info}
-        restored = _restored(task)
-        return restored.model_copy(
-            update={"validation": task.validation.model_copy(update={"evidence": evidence})}
+        info = InstructionEvidence(
+            version=REWRITE_VERSION, rewrite="none", error=f"{type(exc).__name__}: {exc}"
         )
+        restored = _restored(task)
+        return restored.model_copy(update={"validation": _with_info(restored, info)})
 
 
 def _rewrite(task_dir: Path, task: Task, writer: object | None) -> Task:
@@ -223,8 +223,7 @@ def _rewrite(task_dir: Path, task: Task, writer: object | None) -> Task:
     if text == request:
         info["rewrite"] = "none"
     info["interface"] = section.splitlines()[2:] if section else []
-    evidence = {**task.validation.evidence, "instruction": info}
-    validation = task.validation.model_copy(update={"evidence": evidence})
+    validation = _with_info(task, InstructionEvidence.model_validate(info))
     return task.model_copy(
         update={
             "instruction": text,

@@ -9,16 +9,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Collection, Sequence
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.protocols import RunResult
-
-TestOutcome = Literal["passed", "failed", "error", "skipped"]
-RunStatus = Literal["pass", "fail", "error", "timeout"]
-"""pass: exit 0; fail: some test failed; error: non-zero exit without a failing test
-(collection/usage error, no tests, no report, command not found); timeout: a limit killed it."""
+from trajforge.records import CheckRun, RunStatus, TestOutcome, TestRow
 
 JUNIT_PATH = "/tmp/trajforge-junit.xml"
 _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)|-m\s+pytest\b")
@@ -59,6 +54,17 @@ class RunOutcome(BaseModel):
         return [
             t.name for t in self.tests if t.outcome in ("failed", "error") and t.name not in ignore
         ]
+
+    def stored(self, ignore: Collection[str] = ()) -> CheckRun:
+        """The run as the validation stores it (``failing``: kept tests that failed)."""
+        return CheckRun(
+            status=self.status,
+            exit_code=self.exit_code,
+            wall_s=self.wall_s,
+            detail=self.detail,
+            failing=tuple(self.failing(ignore)),
+            tests=tuple(TestRow(name=t.name, outcome=t.outcome) for t in self.tests),
+        )
 
     def rejects(self, ignore: Collection[str] = ()) -> bool:
         """The verifier gives this run less than full reward (ignoring dropped tests)."""

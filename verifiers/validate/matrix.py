@@ -14,14 +14,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from trajforge.oracles.changes import changed_lines
 from trajforge.oracles.mutate import Mutant, mutants
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits, Sandbox, SandboxSession
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import Task
+from trajforge.records import ShellReplay, Task
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened, strengthen
@@ -63,7 +62,7 @@ class MatrixResult:
     oracle_runs: list[RunOutcome] = field(default_factory=list)
     controls: dict[str, RunOutcome] = field(default_factory=dict)
     mutants: list[tuple[Mutant, RunOutcome | None]] = field(default_factory=list)
-    shell: list[dict[str, Any]] = field(default_factory=list)
+    shell: list[ShellReplay] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     batched: bool = False
@@ -101,7 +100,7 @@ class Runner:
 
 def replay_shell(
     runner: Runner, files: TaskFiles, timeout: float
-) -> tuple[dict[str, str], list[dict[str, Any]]]:
+) -> tuple[dict[str, str], list[ShellReplay]]:
     """The oracle with shell-made changes reproduced: the episode's file-changing commands are
     re-run on the starting workspace (the state they ran on), then every file whose final
     content replay knows is laid on top."""
@@ -112,7 +111,7 @@ def replay_shell(
     done = []
     for command in report.shell_commands:
         result = runner.box.run(command, timeout=timeout)
-        done.append({"command": command, "exit_code": result.exit_code, "wall_s": result.wall_s})
+        done.append(ShellReplay(command=command, exit_code=result.exit_code, wall_s=result.wall_s))
     out = runner.scratch / "shell-oracle"
     if out.exists():
         shutil.rmtree(out)

@@ -5,10 +5,9 @@ sandbox on the starting workspace must print it again."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import Task
+from trajforge.records import CellResult, ControlCell, Expect, Reproduction, Task
 from trajforge.verifiers.answer import (
     AnswerCheck,
     check_answer,
@@ -24,13 +23,19 @@ MAX_PROBES = 5
 PREVIEW = 80
 
 
-def _cell(expected: str, given: str, expect: str) -> dict[str, Any]:
-    check = check_answer(expected, given)
-    result = "pass" if check.passed else "fail"
-    return {"expect": expect, "result": result, "given": given[:PREVIEW], "reason": check.reason}
+def answer_cell(check: AnswerCheck, expect: Expect) -> ControlCell:
+    """The control cell of one answer the checker was given."""
+    result: CellResult = "pass" if check.passed else "fail"
+    return ControlCell(
+        expect=expect, result=result, given=check.given[:PREVIEW], reason=check.reason
+    )
 
 
-def answer_controls(expected: str, episode: Episode | None, seed: int) -> dict[str, dict[str, Any]]:
+def _cell(expected: str, given: str, expect: Expect) -> ControlCell:
+    return answer_cell(check_answer(expected, given), expect)
+
+
+def answer_controls(expected: str, episode: Episode | None, seed: int) -> dict[str, ControlCell]:
     """Checker verdicts on the oracle answer and on every wrong answer."""
     controls = {"oracle": _cell(expected, expected, "pass"), "empty": _cell(expected, "", "fail")}
     for n, wrong in enumerate(perturbed_answers(expected, seed)):
@@ -40,14 +45,14 @@ def answer_controls(expected: str, episode: Episode | None, seed: int) -> dict[s
         wrong_ones = [a for a in dict.fromkeys(earlier) if a and a != expected][:MAX_PROBES]
         for n, answer in enumerate(wrong_ones):
             cell = _cell(expected, answer, "fail")
-            if cell["result"] == "fail":  # an earlier answer the checker accepts was right then
+            if cell.result == "fail":  # an earlier answer the checker accepts was right then
                 controls[f"probe:{n}"] = cell
     return controls
 
 
 def reproduce(
     sandbox: Sandbox, workspace: Path, expected: str, episode: Episode | None, cfg: ValidateConfig
-) -> list[dict[str, Any]]:
+) -> list[Reproduction]:
     """Re-run every recorded shell command whose output carried the answer."""
     if episode is None:
         return []
@@ -61,28 +66,32 @@ def reproduce(
             run = box.run(command, timeout=cfg.timeout_s)
             ok = run.exit_code == 0 and reproduces(expected, run.stdout)
             rows.append(
-                {
-                    "command": command,
-                    "exit_code": run.exit_code,
-                    "reproduces": ok,
-                    "output": run.stdout[-PREVIEW:],
-                    "wall_s": run.wall_s,
-                }
+                Reproduction(
+                    command=command,
+                    exit_code=run.exit_code,
+                    reproduces=ok,
+                    output=run.stdout[-PREVIEW:],
+                    wall_s=run.wall_s,
+                )
             )
     return rows
 
 
-def judge_qa(
-    task: Task, controls: dict[str, dict[str, Any]], rerun: list[dict[str, Any]]
-) -> list[str]:
-    """Rejection reasons (empty: accepted)."""
+def misjudged(controls: dict[str, ControlCell]) -> list[str]:
+    """Reasons for every answer control the checker got wrong."""
     reasons = []
     for name, cell in controls.items():
-        if cell["result"] != cell["expect"]:
-            verb = "rejects" if cell["expect"] == "pass" else "accepts"
-            reasons.append(f"answer checker {verb} {name} answer {cell['given']!r}")
-    if rerun and not any(r["reproduces"] for r in rerun):
-        reasons.append(f"answer not reproduced: `{rerun[0]['command']}` no longer prints it")
+        if not cell.ok:
+            verb = "rejects" if cell.expect == "pass" else "accepts"
+            reasons.append(f"answer checker {verb} {name} answer {cell.given!r}")
+    return reasons
+
+
+def judge_qa(controls: dict[str, ControlCell], rerun: list[Reproduction]) -> list[str]:
+    """Rejection reasons (empty: accepted)."""
+    reasons = misjudged(controls)
+    if rerun and not any(r.reproduces for r in rerun):
+        reasons.append(f"answer not reproduced: `{rerun[0].command}` no longer prints it")
     return reasons
 
 

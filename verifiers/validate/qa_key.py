@@ -12,13 +12,23 @@ re-derived by re-running that command on the starting workspace in the sandbox.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from trajforge.protocols import Limits, Sandbox
 from trajforge.reconstruct.facts import Grounds, answer_key
-from trajforge.records import AnswerKey, Fact, Task, Validation
+from trajforge.records import (
+    AnswerKey,
+    ControlCell,
+    Evidence,
+    Expect,
+    Fact,
+    Reproduction,
+    Status,
+    Task,
+    Validation,
+)
 from trajforge.verifiers.answer_facts import UNITS, check_key
 from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.qa import answer_cell, misjudged
 
 PREVIEW = 80
 WORDS = {v: k for k, v in UNITS.items() if " " not in k and k not in ("once", "twice")}
@@ -87,13 +97,11 @@ def wrong_answers(key: AnswerKey, question: str) -> dict[str, str]:
     return wrong
 
 
-def _cell(key: AnswerKey, given: str, expect: str) -> dict[str, Any]:
-    check = check_key(key, given)
-    result = "pass" if check.passed else "fail"
-    return {"expect": expect, "result": result, "given": given[:PREVIEW], "reason": check.reason}
+def _cell(key: AnswerKey, given: str, expect: Expect) -> ControlCell:
+    return answer_cell(check_key(key, given), expect)
 
 
-def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, dict[str, Any]]:
+def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, ControlCell]:
     """Checker verdicts on valid paraphrases (pass) and wrong answers (fail)."""
     controls = {
         "oracle": _cell(key, task.answer or "", "pass"),
@@ -105,14 +113,14 @@ def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, di
         controls[name] = _cell(key, given, "fail")
     for n, answer in enumerate(a for a in dict.fromkeys(earlier) if a != task.answer):
         cell = _cell(key, answer, "fail")
-        if cell["result"] == "fail":  # an earlier answer the checker accepts was right then
+        if cell.result == "fail":  # an earlier answer the checker accepts was right then
             controls[f"probe:{n}"] = cell
     return controls
 
 
 def reproduce_key(
     sandbox: Sandbox, workspace: Path, task: Task, key: AnswerKey, cfg: ValidateConfig
-) -> list[dict[str, Any]]:
+) -> list[Reproduction]:
     """Re-run each command a required fact was grounded in; the fact must be found again."""
     commands = {
         f.grounded_in.removeprefix("output:")
@@ -131,13 +139,13 @@ def reproduce_key(
             found = {f.value for f in again.required + again.others} if again else set()
             wanted = {f.value for f in key.required if f.grounded_in == f"output:{command}"}
             rows.append(
-                {
-                    "command": command,
-                    "exit_code": run.exit_code,
-                    "reproduces": run.exit_code == 0 and wanted <= found,
-                    "output": run.stdout[-PREVIEW:],
-                    "wall_s": run.wall_s,
-                }
+                Reproduction(
+                    command=command,
+                    exit_code=run.exit_code,
+                    reproduces=run.exit_code == 0 and wanted <= found,
+                    output=run.stdout[-PREVIEW:],
+                    wall_s=run.wall_s,
+                )
             )
     return rows
 
@@ -150,32 +158,25 @@ def judge_keyed(
     key = task.answer_key
     controls = key_controls(task, key, earlier)
     rerun = reproduce_key(sandbox, task_dir / task.workspace, task, key, cfg)
-    evidence: dict[str, Any] = {
-        "answer_key": key.model_dump(mode="json"),
-        "reproduced": rerun,
-        "paraphrases_accepted": sorted(
-            n for n, c in controls.items() if n.startswith("paraphrase") and c["result"] == "pass"
-        ),
-    }
-    reasons = []
-    for name, cell in controls.items():
-        if cell["result"] != cell["expect"]:
-            verb = "rejects" if cell["expect"] == "pass" else "accepts"
-            reasons.append(f"answer checker {verb} {name} answer {cell['given']!r}")
+    accepted = tuple(
+        sorted(n for n, c in controls.items() if n.startswith("paraphrase") and c.result == "pass")
+    )
+    evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
+    reasons = misjudged(controls)
     for row in rerun:
-        if not row["reproduces"]:
-            reasons.append(f"answer not reproduced: `{row['command']}` no longer prints its facts")
+        if not row.reproduces:
+            reasons.append(f"answer not reproduced: `{row.command}` no longer prints its facts")
     if reasons:
         return Validation(
-            status="rejected", reasons=tuple(reasons), controls=controls, evidence=evidence
+            status=Status.REJECTED, reasons=tuple(reasons), controls=controls, evidence=evidence
         )
-    wrong = sum(1 for c in controls.values() if c["expect"] == "fail")
+    wrong = sum(1 for c in controls.values() if c.expect == "fail")
     facts = ", ".join(f"{f.kind} {f.value}" for f in key.required)
     summary = [
-        f"answer checker accepts the recorded answer and {len(evidence['paraphrases_accepted'])}"
+        f"answer checker accepts the recorded answer and {len(accepted)}"
         f" paraphrase(s) stating {facts}, and rejects all {wrong} wrong answers"
     ]
-    summary += [f"facts reproduced by `{r['command']}` in the sandbox" for r in rerun]
+    summary += [f"facts reproduced by `{r.command}` in the sandbox" for r in rerun]
     return Validation(
-        status="accepted", reasons=tuple(summary), controls=controls, evidence=evidence
+        status=Status.ACCEPTED, reasons=tuple(summary), controls=controls, evidence=evidence
     )

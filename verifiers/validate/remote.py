@@ -28,12 +28,12 @@ from typing import overload
 
 from trajforge.errors import RecordError, SandboxError
 from trajforge.protocols import Executor, Sandbox, WorkOutcome
-from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.records import VERDICTS, Status, Task, Validation, dump_record, load_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
 from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.run import CACHEABLE, TaskRow, row_of, validate_dir
+from trajforge.verifiers.validate.run import TaskRow, row_of, validate_dir
 from trajforge.verifiers.validate.single import HIDDEN_DIR, Context, finish, key_of, prepare
 
 log = logging.getLogger(__name__)
@@ -176,7 +176,7 @@ def cached_row(task_dir: Path, ctx: Context) -> TaskRow | None:
     except (RecordError, OSError, ValueError):
         return None  # the worker's validate_dir reports it as this task's error
     stored = task.validation
-    if stored.status in CACHEABLE and stored.evidence.get("cache_key") == key:
+    if stored.status in VERDICTS and stored.evidence.cache_key == key:
         return row_of(task, True, 0.0)
     return None
 
@@ -228,9 +228,15 @@ def _worker_failed(
         task = load_record(Task, task_dir / TASK_FILE)
     except RecordError as exc:
         return TaskRow(
-            id=task_dir.name, family="?", harness="?", status="error", reasons=(reason, str(exc))
+            id=task_dir.name,
+            family="?",
+            harness="?",
+            status=Status.ERROR,
+            reasons=(reason, str(exc)),
         )
-    validation = finish(Validation(status="error", reasons=(reason,)), task, "", "", ctx, started)
+    validation = finish(
+        Validation(status=Status.ERROR, reasons=(reason,)), task, "", "", ctx, started
+    )
     task = finalise(task_dir, task.model_copy(update={"validation": validation}))
     write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
     return row_of(task, False, time.monotonic() - started)

@@ -14,71 +14,63 @@ import orjson
 
 from trajforge import __version__
 from trajforge.errors import RecordError
-from trajforge.records import Task, load_record
+from trajforge.records import ControlCell, Status, Task
+from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.validate.audit import accepted_rows, rejected_groups, triage_section
-from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
-from trajforge.verifiers.validate.run import task_dirs
+from trajforge.verifiers.validate.files import write_atomic
 
 COLUMNS = ("oracle", "empty", "start", "prefix", "stub", "probes", "perturbed", "mutants")
 STAGES = ("candidates", "has_verifier", "oracle_passes", "controls_rejected", "accepted")
 TEMPLATE = "report.html.j2"
 
 
-def _group(controls: dict[str, Any], prefix: str) -> dict[str, Any] | None:
+def _group(controls: dict[str, ControlCell], prefix: str) -> ControlCell | None:
+    """One cell standing for every ``prefix:N`` control: the worst of them."""
     cells = [c for n, c in controls.items() if n.startswith(prefix + ":")]
     if not cells:
         return None
-    results = {c["result"] for c in cells}
-    result = "pass" if "pass" in results else ("unknown" if "unknown" in results else "fail")
-    return {"expect": "fail", "result": result, "count": len(cells)}
+    wrong = [c for c in cells if not c.ok]
+    return next((c for c in wrong if c.result != "unknown"), wrong[0] if wrong else cells[0])
 
 
-def matrix_cells(task: Task) -> dict[str, dict[str, Any]]:
+def _tone(cell: ControlCell) -> str:
+    return "unknown" if cell.result == "unknown" else ("good" if cell.ok else "bad")
+
+
+def matrix_cells(task: Task) -> dict[str, dict[str, str]]:
     """Column → {text, tone} for one task (tone: good / bad / unknown)."""
     controls = task.validation.controls
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, dict[str, str]] = {}
     for column in COLUMNS:
         if column == "mutants":
-            found[column] = _mutant_cell(controls.get("mutants"), task)
+            found[column] = _mutant_cell(task)
             continue
         cell = controls.get(column) or _group(controls, column.rstrip("s"))
-        if not isinstance(cell, dict):
-            continue
-        if "result" not in cell and "passed" in cell:  # answer-checker controls (qa, data)
-            expect = "pass" if column == "oracle" else "fail"
-            cell = {"result": "pass" if cell["passed"] else "fail", "expect": expect}
-        if "result" not in cell:
-            continue
-        tone = (
-            "unknown"
-            if cell["result"] == "unknown"
-            else ("good" if cell["result"] == cell["expect"] else "bad")
-        )
-        found[column] = {"text": cell["result"], "tone": tone}
+        if cell is not None:
+            found[column] = {"text": cell.result, "tone": _tone(cell)}
     return {k: v for k, v in found.items() if v}
 
 
-def _mutant_cell(cell: dict[str, Any] | None, task: Task) -> dict[str, Any]:
-    if not cell or cell.get("kill_rate") is None:
+def _mutant_cell(task: Task) -> dict[str, str]:
+    summary = task.validation.evidence.mutants
+    if summary is None or summary.kill_rate is None:
         return {}
-    threshold = task.validation.evidence.get("config", {}).get("min_kill_rate", 0.8)
-    rate = cell["kill_rate"]
+    threshold = float(task.validation.evidence.config.get("min_kill_rate", 0.8))
+    rate = summary.kill_rate
     return {"text": f"{rate:.2f}", "tone": "good" if rate >= threshold else "bad"}
 
 
 def funnel_stage(task: Task) -> int:
     """How far down the funnel the task got (index into :data:`STAGES`)."""
     v = task.validation
-    if v.status == "accepted":
+    if v.accepted:
         return 4
-    controls = v.controls
     if task.verifier.kind == "none" or any(r.startswith("no verifier") for r in v.reasons):
         return 0
-    oracle = controls.get("oracle")
-    if not oracle or oracle.get("result") != "pass":
+    oracle = v.controls.get("oracle")
+    if oracle is None or oracle.result != "pass":
         return 1
-    must_fail = [c for n, c in controls.items() if n not in ("oracle", "mutants")]
-    if all(c.get("result") == c.get("expect") for c in must_fail):
+    if all(c.ok for n, c in v.controls.items() if n != "oracle"):
         return 3
     return 2
 
@@ -88,7 +80,7 @@ def build_report(out: Path, meta: dict[str, Any]) -> dict[str, Any]:
     tasks, rows, broken = [], [], []
     for task_dir in task_dirs(out):
         try:
-            task = load_record(Task, task_dir / TASK_FILE)
+            task = load_task(task_dir)
         except RecordError as exc:
             broken.append(str(exc))
             continue
@@ -99,7 +91,7 @@ def build_report(out: Path, meta: dict[str, Any]) -> dict[str, Any]:
                 "id": task.id,
                 "family": task.family,
                 "harness": task.source.harness,
-                "status": v.status,
+                "status": str(v.status),
                 "reasons": list(v.reasons),
                 "cells": matrix_cells(task),
             }
@@ -115,9 +107,7 @@ def build_report(out: Path, meta: dict[str, Any]) -> dict[str, Any]:
         **meta,
         "totals": {
             "tasks": len(tasks),
-            **{
-                s: totals.get(s, 0) for s in ("accepted", "rejected", "error", "timeout", "pending")
-            },
+            **{str(s): totals.get(s, 0) for s in Status},
         },
         "funnel": dict(sorted(funnel.items())),
         "columns": list(COLUMNS),

@@ -68,9 +68,3 @@ def score(run: RunOutcome, sets: TestSets | None, dropped: Collection[str] = ())
     broken = tuple(t for t in sets.pass_to_pass if t not in dropped and t not in passed)
     ok = fixed == len(to_fix) and not broken
     return Score(reward=float(ok), passed=ok, fixed=fixed, to_fix=len(to_fix), broken=broken)
-
-
-def sets_of(evidence: dict[str, object]) -> TestSets | None:
-    """The test sets a validation recorded (None for tasks validated before they were)."""
-    raw = evidence.get("test_sets")
-    return TestSets.model_validate(raw) if isinstance(raw, dict) else None

@@ -12,13 +12,11 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
 
+from trajforge.records import CellResult, MutantNote, MutantRow, MutantSummary, MutantVerdict
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.junit import RunOutcome
 
-Cell = Literal["pass", "fail", "unknown"]
 LABELS = {"empty": "empty workspace", "start": "starting workspace", "prefix": "pre-fix state"}
 MAX_NAMES = 4
 
@@ -44,17 +42,6 @@ def label(name: str) -> str:
 def _names(names: Sequence[str]) -> str:
     shown = ", ".join(n.split("::")[-1] for n in names[:MAX_NAMES])
     return shown + (f" (+{len(names) - MAX_NAMES} more)" if len(names) > MAX_NAMES else "")
-
-
-@dataclass
-class Verdict:
-    """Outcome of the acceptance rules."""
-
-    status: Literal["accepted", "rejected"]
-    reasons: list[str]
-    dropped: list[str] = field(default_factory=list)
-    """Tests dropped as flaky."""
-    notes: list[str] = field(default_factory=list)
 
 
 def flaky_tests(runs: Sequence[RunOutcome]) -> list[str]:
@@ -92,17 +79,14 @@ def judge_oracle(runs: Sequence[RunOutcome], missing: int) -> tuple[list[str], l
     return [*reasons, f"oracle fails: {why}"], dropped, False
 
 
-def control_cell(run: RunOutcome, dropped: Sequence[str]) -> Cell:
+def control_cell(run: RunOutcome, dropped: Sequence[str]) -> CellResult:
     """pass / fail / unknown of a must-fail control (a timeout is unknown)."""
     if run.status == "timeout":
         return "unknown"
     return "fail" if run.rejects(dropped) else "pass"
 
 
-MutantCell = Literal["killed", "survived", "unknown", "equivalent"]
-
-
-def mutant_cell(run: RunOutcome | None, dropped: Sequence[str]) -> MutantCell:
+def mutant_cell(run: RunOutcome | None, dropped: Sequence[str]) -> MutantVerdict:
     """killed (a kept test failed) / survived / unknown (timeout, collection or usage error)."""
     if run is None or run.status in ("timeout", "error"):
         return "unknown"
@@ -123,48 +107,51 @@ def judge_controls(controls: dict[str, RunOutcome], dropped: Sequence[str]) -> l
 
 
 def kill_summary(
-    cells: Sequence[str], config: ValidateConfig, by_derived: int = 0
-) -> dict[str, Any]:
-    """Counts, kill rate and Wilson interval of the mutant cells.
+    rows: Sequence[MutantRow], config: ValidateConfig, notes: Sequence[MutantNote] = ()
+) -> MutantSummary:
+    """Counts, kill rate and Wilson interval of the mutants' results.
 
     Equivalent mutants (same behaviour as the oracle on every exercised input) are reported
-    but left out of the rate; ``by_derived`` of the kills are by tests derived from the oracle.
+    but left out of the rate; ``derived`` rows are kills by tests derived from the oracle.
     """
+    cells = [r.result for r in rows]
     killed, survived = cells.count("killed"), cells.count("survived")
     decided = killed + survived
-    rate = round(killed / decided, 4) if decided else None
-    return {
-        "total": len(cells),
-        "killed": killed,
-        "killed_by_derived": by_derived,
-        "survived": survived,
-        "equivalent": cells.count("equivalent"),
-        "unknown": cells.count("unknown"),
-        "kill_rate": rate,
-        "interval": list(wilson(killed, decided, config.wilson_z)),
-        "z": config.wilson_z,
-    }
+    lo, hi = wilson(killed, decided, config.wilson_z)
+    return MutantSummary(
+        total=len(cells),
+        killed=killed,
+        killed_by_derived=sum(1 for r in rows if r.derived),
+        survived=survived,
+        equivalent=cells.count("equivalent"),
+        unknown=cells.count("unknown"),
+        kill_rate=round(killed / decided, 4) if decided else None,
+        wilson_low=lo,
+        wilson_high=hi,
+        z=config.wilson_z,
+        equivalents=tuple(n for n in notes if n.verdict == "equivalent"),
+        survivors=tuple(n for n in notes if n.verdict == "survived"),
+    )
 
 
-def judge_mutants(summary: dict[str, Any], config: ValidateConfig) -> tuple[list[str], list[str]]:
+def judge_mutants(summary: MutantSummary, config: ValidateConfig) -> tuple[list[str], list[str]]:
     """(rejection reasons, notes) for the kill rate."""
-    rate = summary["kill_rate"]
-    lo, hi = summary["interval"]
-    decided = summary["killed"] + summary["survived"]
+    rate = summary.kill_rate
+    decided = summary.killed + summary.survived
     if rate is None:
         note = (
-            f"kill rate not measured: no decided mutant ({summary['unknown']} unknown, "
-            f"{summary.get('equivalent', 0)} equivalent)"
+            f"kill rate not measured: no decided mutant ({summary.unknown} unknown, "
+            f"{summary.equivalent} equivalent)"
         )
         return ([note] if config.require_mutants else []), [note]
     extra = ""
-    if summary.get("killed_by_derived"):
-        extra += f", {summary['killed_by_derived']} by tests derived from the oracle"
-    if summary.get("equivalent"):
-        extra += f"; {summary['equivalent']} equivalent, not counted"
+    if summary.killed_by_derived:
+        extra += f", {summary.killed_by_derived} by tests derived from the oracle"
+    if summary.equivalent:
+        extra += f"; {summary.equivalent} equivalent, not counted"
     text = (
-        f"mutant kill rate {rate:.2f} ({summary['killed']}/{decided} killed{extra}; "
-        f"{summary['unknown']} unknown; CI {lo:.2f}–{hi:.2f})"
+        f"mutant kill rate {rate:.2f} ({summary.killed}/{decided} killed{extra}; "
+        f"{summary.unknown} unknown; CI {summary.wilson_low:.2f}–{summary.wilson_high:.2f})"
     )
     if rate < config.min_kill_rate:
         return [f"{text} < {config.min_kill_rate:.2f}"], []

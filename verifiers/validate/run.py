@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import RecordError, SandboxError, UsageError
 from trajforge.protocols import Executor
-from trajforge.records import Task, Validation, dump_record, load_record
+from trajforge.records import VERDICTS, Status, Task, Validation, dump_record, load_record
 from trajforge.taskdir import task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
@@ -34,7 +34,6 @@ from trajforge.verifiers.validate.single import (
 )
 
 log = logging.getLogger(__name__)
-CACHEABLE = ("accepted", "rejected")
 
 
 class TaskRow(BaseModel):
@@ -48,7 +47,7 @@ class TaskRow(BaseModel):
     """Task family ('?' when unreadable)."""
     harness: str
     """Harness of the source session."""
-    status: str
+    status: Status
     """accepted / rejected / error / timeout."""
     reasons: tuple[str, ...]
     """Why."""
@@ -91,7 +90,7 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
         task = load_record(Task, task_dir / TASK_FILE)
     except RecordError as exc:
         return TaskRow(
-            id=task_dir.name, family="?", harness="?", status="error", reasons=(str(exc),)
+            id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=(str(exc),)
         )
     key = files_hash = ""
     try:
@@ -100,7 +99,7 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
             task, hidden = prepare(task_dir, task)
         key, files_hash = key_of(task_dir, task, ctx)
         stored = task.validation
-        if stored.status in CACHEABLE and stored.evidence.get("cache_key") == key:
+        if stored.status in VERDICTS and stored.evidence.cache_key == key:
             return row_of(task, True, time.monotonic() - started)
         if ctx.teach is None:
             validation = judge_task(task_dir, task, hidden, ctx)
@@ -110,10 +109,10 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
             task, validation = ctx.teach(task_dir, task, ctx)
             key, files_hash = key_of(task_dir, task, ctx)
     except SandboxError as exc:
-        validation = Validation(status="error", reasons=(f"sandbox: {exc}",))
+        validation = Validation(status=Status.ERROR, reasons=(f"sandbox: {exc}",))
     except Exception as exc:  # one broken task never stops the others; its error is recorded
         log.warning("task %s failed", task_dir.name, exc_info=True)
-        validation = Validation(status="error", reasons=(f"{type(exc).__name__}: {exc}",))
+        validation = Validation(status=Status.ERROR, reasons=(f"{type(exc).__name__}: {exc}",))
     validation = finish(validation, task, key, files_hash, ctx, started)
     task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teach)
     write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
@@ -167,7 +166,7 @@ def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
     loaded = [(d, load_record(Task, d / TASK_FILE)) for d in data]
     keys = {d: key_of(d, task, ctx)[0] for d, task in loaded}
     cached = all(
-        t.validation.status in CACHEABLE and t.validation.evidence.get("cache_key") == keys[d]
+        t.validation.status in VERDICTS and t.validation.evidence.cache_key == keys[d]
         for d, t in loaded
     )
     if not cached:
@@ -177,11 +176,11 @@ def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
             validate_tasks(out, backend=ctx.backend, seed=ctx.config.seed)
             problem = None
         except (UsageError, SandboxError) as exc:  # e.g. no polars in the docker image
-            problem = Validation(status="error", reasons=(f"data tasks: {exc}",))
+            problem = Validation(status=Status.ERROR, reasons=(f"data tasks: {exc}",))
         for task_dir in data:
             task = load_record(Task, task_dir / TASK_FILE)
             stored = problem or task.validation
-            evidence = {**stored.evidence, "cache_key": keys[task_dir]}
+            evidence = stored.evidence.model_copy(update={"cache_key": keys[task_dir]})
             validation = stored.model_copy(update={"evidence": evidence})
             task = task.model_copy(update={"validation": validation})
             write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")

@@ -12,12 +12,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trajforge import __version__
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import CODE_FAMILIES, Reason, Task, Validation
+from trajforge.records import CODE_FAMILIES, Evidence, Reason, Status, Task, Validation
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
@@ -167,8 +166,8 @@ def _load_files(
     return files
 
 
-def _rejected(reason: str, **evidence: Any) -> Validation:
-    return Validation(status="rejected", reasons=(reason,), evidence=evidence)
+def _rejected(reason: str, history: str = "") -> Validation:
+    return Validation(status=Status.REJECTED, reasons=(reason,), evidence=Evidence(history=history))
 
 
 def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context) -> Validation:
@@ -193,21 +192,27 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
     weak = weakened_tests(files, episode)
     if weak:
         weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
-        return Validation(status="rejected", reasons=weak_reasons, evidence={"history": history})
+        return Validation(
+            status=Status.REJECTED, reasons=weak_reasons, evidence=Evidence(history=history)
+        )
     command = task.verifier.command or ""
     try:  # the task's dependencies and toolchain, built once per hash, mounted read-only
         prepared = for_task(task_dir, task, ctx.sandbox)
     except EnvironmentProblem as exc:
-        return _rejected(str(exc), history=history)
+        return _rejected(str(exc), history)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-") as scratch:
         result = run_matrix(prepared.sandbox, files, command, ctx.config, Path(scratch))
-    status, reasons, controls, evidence = matrix_controls(result, files, ctx.config)
-    if prepared.evidence is not None:
-        evidence["environment"] = prepared.evidence.model_dump(mode="json")
+    validation = matrix_controls(result, files, ctx.config)
     derived = install_derived(task_dir, result.strengthened)
-    tests = sorted({*hidden, *([derived] if derived else [])})
-    evidence.update(history=history, command=command, hidden_tests=tests)
-    return Validation(status=status, reasons=tuple(reasons), controls=controls, evidence=evidence)
+    evidence = validation.evidence.model_copy(
+        update={
+            "environment": prepared.evidence,
+            "history": history,
+            "command": command,
+            "hidden_tests": tuple(sorted({*hidden, *([derived] if derived else [])})),
+        }
+    )
+    return validation.model_copy(update={"evidence": evidence})
 
 
 def _judge_qa(
@@ -216,7 +221,7 @@ def _judge_qa(
     if task.answer_key is not None:  # reconstructed: grounded facts, whatever else is missing
         earlier = episode.assistant_texts()[:-1] if episode is not None else []
         keyed = judge_keyed(task_dir, task, earlier, ctx.sandbox, ctx.config)
-        evidence = {**keyed.evidence, "history": history}
+        evidence = keyed.evidence.model_copy(update={"history": history})
         return keyed.model_copy(update={"evidence": evidence})
     missing = len(task.files.missing)
     if missing:
@@ -228,18 +233,18 @@ def _judge_qa(
         return _rejected("no verifier: the final message holds no answer")
     controls = qa.answer_controls(expected, episode, ctx.config.seed)
     rerun = qa.reproduce(ctx.sandbox, task_dir / task.workspace, expected, episode, ctx.config)
-    reasons = qa.judge_qa(task, controls, rerun)
-    evidence = {"expected": expected, "reproduced": rerun, "history": history}
+    reasons = qa.judge_qa(controls, rerun)
+    evidence = Evidence(expected=expected, reproduced=tuple(rerun), history=history)
     if reasons:
         return Validation(
-            status="rejected", reasons=tuple(reasons), controls=controls, evidence=evidence
+            status=Status.REJECTED, reasons=tuple(reasons), controls=controls, evidence=evidence
         )
-    wrong = sum(1 for c in controls.values() if c["expect"] == "fail")
+    wrong = sum(1 for c in controls.values() if c.expect == "fail")
     reasons = [f"answer checker accepts {expected!r} and rejects all {wrong} wrong answers"]
     if rerun:
-        reasons.append(f"answer reproduced by `{rerun[0]['command']}` in the sandbox")
+        reasons.append(f"answer reproduced by `{rerun[0].command}` in the sandbox")
     return Validation(
-        status="accepted", reasons=tuple(reasons), controls=controls, evidence=evidence
+        status=Status.ACCEPTED, reasons=tuple(reasons), controls=controls, evidence=evidence
     )
 
 
@@ -247,17 +252,18 @@ def finish(
     validation: Validation, task: Task, key: str, files_hash: str, ctx: Context, started: float
 ) -> Validation:
     """Add the evidence every task carries: hashes, settings, backend, image, timing."""
-    evidence = dict(validation.evidence)
-    evidence.setdefault("teacher", ctx.teacher)
-    evidence.update(
-        cache_key=key,
-        files_sha256=files_hash,
-        config=ctx.config.model_dump(mode="json"),
-        backend=ctx.backend,
-        image=ctx.image,
-        trajforge_version=__version__,
-        wall_s=round(time.monotonic() - started, 3),
-    )
+    common: dict[str, object] = {
+        "cache_key": key,
+        "files_sha256": files_hash,
+        "config": ctx.config.model_dump(mode="json"),
+        "backend": ctx.backend,
+        "image": ctx.image,
+        "trajforge_version": __version__,
+        "wall_s": round(time.monotonic() - started, 3),
+    }
+    if validation.evidence.teacher_loop is None:
+        common["teacher"] = ctx.teacher
+    evidence = Evidence.model_validate({**validation.evidence.model_dump(), **common})
     return validation.model_copy(update={"evidence": evidence})
 
 

@@ -12,35 +12,34 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import Task
+from trajforge.records import FailToPass, Task, TestOutcome, VerifyResult, VerifyTest
 from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.matrix import Runner
 from trajforge.verifiers.validate.qa import check_task_answer
-from trajforge.verifiers.validate.reward import score, sets_of
+from trajforge.verifiers.validate.reward import score
 from trajforge.verifiers.validate.single import layered_solution
 
 DEFAULT_TIMEOUT_S = 60.0
 
 
-def verify_answer(task: Task, answer: str) -> dict[str, Any]:
+def verify_answer(task: Task, answer: str) -> VerifyResult:
     """Reward of an answer to a qa or data-analysis task."""
     if task.family != "qa" and task.verifier.kind != "answer":
         raise UsageError(f"task {task.id} is a {task.family} task: give --files DIR, not --answer")
     check = check_task_answer(task, answer)
-    test = {
-        "name": "answer",
-        "outcome": "passed" if check.passed else "failed",
-        "message": check.reason,
-    }
-    return {"reward": 1.0 if check.passed else 0.0, "passed": check.passed, "tests": [test]}
+    outcome: TestOutcome = "passed" if check.passed else "failed"
+    return VerifyResult(
+        reward=1.0 if check.passed else 0.0,
+        passed=check.passed,
+        tests=(VerifyTest(name="answer", outcome=outcome, message=check.reason),),
+    )
 
 
-def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -> dict[str, Any]:
+def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -> VerifyResult:
     """Reward of a solution folder for a build / extend / repair task."""
     if task.family == "qa" or task.verifier.kind == "answer" or task.verifier.command is None:
         raise UsageError(f"task {task.id} is answered, not built: give --answer TEXT")
@@ -48,29 +47,25 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         raise UsageError(f"--files {solution}: not a directory")
     files = layered_solution(task_dir, task, read_tree(solution))
     sandbox = for_task(task_dir, task, sandbox).sandbox  # its environment, as validation used
-    dropped = list(task.validation.evidence.get("dropped_tests", []))
-    timeout = float(task.validation.evidence.get("config", {}).get("timeout_s", DEFAULT_TIMEOUT_S))
+    evidence = task.validation.evidence
+    dropped = evidence.dropped_tests
+    timeout = float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
             run = Runner(box, task.verifier.command, Path(scratch)).run(files, timeout)
-    scored = score(run, sets_of(task.validation.evidence), dropped)
-    tests = [
-        {
-            "name": t.name,
-            "outcome": t.outcome,
-            "message": t.message,
-            "counted": t.name not in dropped,
-        }
+    scored = score(run, evidence.test_sets, dropped)
+    tests = tuple(
+        VerifyTest(name=t.name, outcome=t.outcome, message=t.message, counted=t.name not in dropped)
         for t in run.tests
-    ]
-    return {
-        "reward": scored.reward,
-        "passed": scored.passed,
-        "fail_to_pass": {"passed": scored.fixed, "of": scored.to_fix},
-        "broken": list(scored.broken),
-        "status": run.status,
-        "exit_code": run.exit_code,
-        "detail": run.detail,
-        "tests": tests,
-    }
+    )
+    return VerifyResult(
+        reward=scored.reward,
+        passed=scored.passed,
+        tests=tests,
+        fail_to_pass=FailToPass(passed=scored.fixed, of=scored.to_fix),
+        broken=scored.broken,
+        status=run.status,
+        exit_code=run.exit_code,
+        detail=run.detail,
+    )

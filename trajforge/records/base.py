@@ -1,0 +1,118 @@
+"""The spine of every record: configuration, versioning, hashing, loading; the closed enums
+shared by every stage."""
+
+from __future__ import annotations
+
+import hashlib
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal, TypeVar, get_args
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from trajforge.errors import RecordError
+
+SCHEMA_VERSION = 1
+FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+"""Every record's configuration: immutable, unknown fields rejected; validators are built the
+first time a record is made or loaded, not at import (a command pays only for the records it
+uses: ``trajforge guard check`` starts about 40 ms sooner)."""
+
+EventKind = Literal["user", "assistant", "tool_call", "tool_result"]
+ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
+Family = Literal["build", "extend", "repair", "qa", "data"]
+FAMILIES: tuple[Family, ...] = get_args(Family)
+"""Every task family, in the order of :data:`Family`."""
+CODE_FAMILIES: tuple[Family, ...] = ("build", "extend", "repair")
+"""Families checked by running code (hidden tests or a check command)."""
+VerifierKind = Literal["command", "tests", "answer", "none"]
+
+
+class Reason(StrEnum):
+    """Closed set of reasons a session episode or a candidate does not become a task.
+
+    Triage (reconstruct) drops episodes for the first group; validation and the environment
+    stages reject candidates for the second. Reports group by these values.
+    """
+
+    HARNESS_INJECTED = "harness_injected"
+    """The user-role text was written by the harness or the environment, not by a person."""
+    HARNESS_ERROR = "harness_error"
+    """The episode ended in an API or harness failure (timeout, login, quota, overload...)."""
+    NOT_SELF_CONTAINED = "not_self_contained"
+    """The request cannot be understood without the session (acks, unresolved references)."""
+    LIVE_STATE = "live_state"
+    """The deliverable depends on state outside the workspace (hosts, machine, accounts)."""
+    CONVERSATION = "conversation"
+    """Opinion, planning or explanation with nothing checkable (qa)."""
+    NO_DELIVERABLE = "no_deliverable"
+    """An action request that changed no workspace file and asked for no information."""
+    DELEGATED = "delegated"
+    """Work was done by a sub-agent whose own tool calls the session does not record."""
+    DUPLICATE = "duplicate"
+    """The same question or answer as a task already kept."""
+    REPO_NOT_FOUND = "repo_not_found"
+    """The session's repository is not among the checkouts given."""
+    COMMIT_AMBIGUOUS = "commit_ambiguous"
+    """No commit of the repository matches what the session read well enough."""
+    WORKSPACE_INCOMPLETE = "workspace_incomplete"
+    """Files the task needs could not be recovered."""
+    ENVIRONMENT_UNAVAILABLE = "environment_unavailable"
+    """A toolchain or registry the task needs cannot be had here."""
+    ENVIRONMENT_BUILD_FAILED = "environment_build_failed"
+    """Installing the task's dependencies failed."""
+    ORACLE_FAILS = "oracle_fails"
+    """The completed workspace does not pass the task's own check."""
+    NO_VERIFIER = "no_verifier"
+    """Nothing can check the deliverable (no tests, no check command, no answer key)."""
+
+
+class Record(BaseModel):
+    """Base of every record: frozen, no unknown fields, versioned."""
+
+    model_config = FROZEN
+
+    schema_version: int = SCHEMA_VERSION
+    """Version of the record schema this instance was written with."""
+
+
+def canonical_json(data: Any) -> bytes:
+    """Sorted, compact JSON bytes, the input of every content hash."""
+    return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Hex sha256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def record_hash(record: BaseModel) -> str:
+    """Hash of a record's sorted JSON."""
+    return sha256_hex(canonical_json(record.model_dump(mode="json")))
+
+
+def dump_record(record: BaseModel) -> str:
+    """Pretty JSON for files people read (task.json, manifests)."""
+    return orjson.dumps(
+        record.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2
+    ).decode()
+
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def load_record(cls: type[R], path: Path) -> R:
+    """Load and validate a JSON record; errors name the file and the field."""
+    try:
+        data = orjson.loads(path.read_bytes())
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read: {exc.strerror}") from None
+    except orjson.JSONDecodeError as exc:
+        raise RecordError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        return cls.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "(root)"
+        raise RecordError(f"{path}: field {field!r}: {first['msg']}") from None

@@ -1,0 +1,119 @@
+"""Load task.json files written before the typed validation (schema 1) in today's shape.
+
+Schema 1 stored ``validation.controls`` and ``.evidence`` as free dicts. The upgrade keeps the
+status and reasons, turns every control it recognises into a :class:`ControlCell` (mutants into
+:class:`MutantRow`\\s) and keeps every evidence entry that still fits its typed field; anything
+else is left out (a re-validation rewrites the whole validation: its cache key changed anyway).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from trajforge.records.validation import ControlCell, Evidence, MutantRow
+
+log = logging.getLogger(__name__)
+TASK_SCHEMA = 2
+"""Schema of task.json: 2 has typed controls and evidence."""
+_EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
+
+
+def upgrade_task(data: Any) -> Any:
+    """A schema-1 task.json mapping in the schema-2 shape (other values pass through)."""
+    if not isinstance(data, dict) or data.get("schema_version", TASK_SCHEMA) >= TASK_SCHEMA:
+        return data  # every task.json states its schema: one without is built in code
+    upgraded = {**data, "schema_version": TASK_SCHEMA}
+    validation = data.get("validation")
+    if isinstance(validation, dict):
+        upgraded["validation"] = _validation(validation)
+    return upgraded
+
+
+def _validation(raw: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: raw[k] for k in ("status", "reasons") if k in raw}
+    controls = _mapping(raw.get("controls"))
+    cells: dict[str, Any] = {}
+    for name, cell in controls.items():
+        if name == "mutants" and isinstance(cell, dict):
+            out["mutants"] = [m for m in map(_mutant, cell.get("items", [])) if m is not None]
+        elif isinstance(cell, list):  # data: paraphrases, perturbed_answers
+            prefix = "paraphrase" if name == "paraphrases" else "perturbed"
+            cells |= {f"{prefix}:{n}": _answer(name, c) for n, c in enumerate(cell)}
+        elif name == "perturbed_queries" and isinstance(cell, dict):
+            cells |= {f"query:{q}": _answer(name, c) for q, c in cell.items()}
+        elif isinstance(cell, dict):
+            cells[name] = _code(cell) if "runs" in cell or "tests" in cell else _answer(name, cell)
+    out["controls"] = {n: c for n, c in cells.items() if _fits(ControlCell, c, n)}
+    out["evidence"] = _evidence(_mapping(raw.get("evidence")))
+    return out
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _fits(cls: type[Any], value: Any, where: str) -> bool:
+    try:
+        cls.model_validate(value)
+    except ValidationError:
+        log.info("schema-1 %s left out: it fits no %s", where, cls.__name__)
+        return False
+    return True
+
+
+def _run(row: dict[str, Any]) -> dict[str, Any]:
+    keep = ("status", "exit_code", "wall_s", "detail", "failing", "tests")
+    run = {k: row[k] for k in keep if k in row}
+    if "killed_by" in row and "failing" not in run:
+        run["failing"] = row["killed_by"]
+    return run
+
+
+def _code(cell: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"expect": cell.get("expect"), "result": cell.get("result")}
+    if "runs" in cell:  # the oracle
+        out["runs"] = [_run(r) for r in cell["runs"]]
+        out["derived_runs"] = [_run(r) for r in cell.get("with_derived_tests", [])]
+        out["passed"] = cell.get("passed")
+    else:
+        out["runs"] = [_run(cell)]
+    return out
+
+
+def _answer(name: str, cell: Any) -> dict[str, Any]:
+    if not isinstance(cell, dict):
+        return {}
+    if "expect" in cell:  # qa
+        return {k: cell[k] for k in ("expect", "result", "given", "reason") if k in cell}
+    if "error" in cell:  # data: a perturbed query that failed
+        return {"expect": "fail", "result": "unknown", "reason": str(cell["error"])}
+    expect = "fail" if name in _EXPECT_FAIL else "pass"
+    result = "pass" if cell.get("passed") else "fail"
+    return {"expect": expect, "result": result, "given": cell.get("given"), **_reason(cell)}
+
+
+def _reason(cell: dict[str, Any]) -> dict[str, str]:
+    return {"reason": str(cell["reason"])} if "reason" in cell else {}
+
+
+def _mutant(item: Any) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        return None
+    keep = set(MutantRow.model_fields)
+    row = {k: v for k, v in item.items() if k in keep}
+    return row if _fits(MutantRow, row, f"mutant {item.get('id')}") else None
+
+
+def _evidence(raw: dict[str, Any]) -> dict[str, Any]:
+    kept: dict[str, Any] = {}
+    for name, field in Evidence.model_fields.items():
+        if name not in raw:
+            continue
+        try:
+            kept[name] = TypeAdapter(field.annotation).validate_python(raw[name])
+        except ValidationError:
+            log.info("schema-1 evidence %r left out: it fits no %s", name, field.annotation)
+    return kept

@@ -1,0 +1,497 @@
+"""Validation: the status, every control's cell, the injected faults and the evidence."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from trajforge.records.base import FROZEN
+
+
+class TestSets(BaseModel):
+    """The tests a build / extend / repair solution is scored on (fail-to-pass rewards)."""
+
+    __test__ = False  # not a pytest test class
+
+    model_config = FROZEN
+
+    fail_to_pass: tuple[str, ...] = ()
+    """Tests that fail on the starting workspace and pass on the oracle: all must pass."""
+    pass_to_pass: tuple[str, ...] = ()
+    """Tests that pass on the starting workspace and on the oracle: none may break."""
+
+
+MutantVerdict = Literal["killed", "survived", "equivalent", "unknown"]
+
+
+class MutantNote(BaseModel):
+    """One mutant the hidden tests let through, and what was found out about it."""
+
+    model_config = FROZEN
+
+    id: str
+    """Mutant id (``m3``), as in ``controls.mutants.items``."""
+    description: str
+    """What the fault changes and where."""
+    verdict: MutantVerdict
+    """equivalent: behaves as the oracle on every exercised input (not counted); killed: by a
+    test derived from the oracle; survived: counted against the kill rate."""
+    evidence: str
+    """Why: the inputs compared, the input it differs on, whether its line ran."""
+
+
+class MutantSummary(BaseModel):
+    """The injected-fault control of one task: counts, kill rate and its Wilson interval."""
+
+    model_config = FROZEN
+
+    total: int
+    """Mutants run."""
+    killed: int
+    """Killed by a kept hidden test (mined, teacher-written or derived from the oracle)."""
+    killed_by_derived: int
+    """Of ``killed``, those only a test derived from the oracle kills."""
+    survived: int
+    """Not killed and not shown equivalent: counted against the kill rate."""
+    equivalent: int
+    """Behave as the oracle on every exercised input: left out of the kill rate."""
+    unknown: int
+    """Timed out or errored: neither killed nor survived."""
+    kill_rate: float | None
+    """killed / (killed + survived); None when no mutant was decided."""
+    wilson_low: float
+    """Lower end of the Wilson interval of the kill rate."""
+    wilson_high: float
+    """Upper end of the Wilson interval of the kill rate."""
+    z: float
+    """z of the interval (1.96: 95 %)."""
+    equivalents: tuple[MutantNote, ...] = ()
+    """The equivalent mutants, each with its evidence."""
+    survivors: tuple[MutantNote, ...] = ()
+    """The counted survivors, each with its evidence."""
+
+
+DerivedSource = Literal["mined", "instruction", "session"]
+
+
+class DerivedTest(BaseModel):
+    """One hidden test derived from the oracle's behaviour on an exercised input."""
+
+    model_config = FROZEN
+
+    name: str
+    """Test function name in the derived test file."""
+    call: str
+    """The call it makes, as code (``top_words('y x y x z', 1)``)."""
+    module: str
+    """Module the function is imported from."""
+    source: DerivedSource
+    """Where the input came from: a hidden test's call, the instruction, the session."""
+    origin: str
+    """The hidden test that made the call, ``instruction``, or the session command."""
+    kills: tuple[str, ...]
+    """Ids of the surviving mutants it fails on."""
+
+
+class DerivedTests(BaseModel):
+    """Tests derived from the oracle for one task, and the inputs they were chosen from."""
+
+    model_config = FROZEN
+
+    path: str | None = None
+    """The derived test file among the hidden tests (None: none kept)."""
+    tests: tuple[DerivedTest, ...] = ()
+    """Kept tests."""
+    inputs: dict[str, int] = Field(default_factory=dict)
+    """Exercised inputs observed, per source (mined / instruction / session)."""
+    dropped: int = 0
+    """Candidate tests dropped: flaky or passing on the oracle's stub or on no survivor."""
+    notes: tuple[str, ...] = ()
+    """Why no test was derived, when none was (the check names its test files; not Python)."""
+
+
+class Status(StrEnum):
+    """Where a task's validation stands: the one status set of validate, verify and the reports."""
+
+    PENDING = "pending"
+    """Not validated yet (a candidate as reconstruct wrote it)."""
+    ACCEPTED = "accepted"
+    """The verifier passed every control: the task is a task."""
+    REJECTED = "rejected"
+    """A control or a rule failed; the reasons say which."""
+    ERROR = "error"
+    """Validation could not run (sandbox, unreadable task, teacher); not a verdict."""
+    TIMEOUT = "timeout"
+    """Every oracle run hit the time limit."""
+
+
+VERDICTS = frozenset({Status.ACCEPTED, Status.REJECTED})
+"""Statuses that are verdicts on the task itself: cached, and counted as validated."""
+
+TestOutcome = Literal["passed", "failed", "error", "skipped"]
+RunStatus = Literal["pass", "fail", "error", "timeout"]
+"""pass: exit 0; fail: some test failed; error: non-zero exit without a failing test
+(collection/usage error, no tests, no report, command not found); timeout: a limit killed it."""
+Expect = Literal["pass", "fail"]
+CellResult = Literal["pass", "fail", "unknown"]
+
+
+class TestRow(BaseModel):
+    """One test's outcome in one stored run."""
+
+    __test__ = False  # not a pytest test class
+
+    model_config = FROZEN
+
+    name: str
+    """Test identity (``classname::name``, or the command for a check without a report)."""
+    outcome: TestOutcome
+    """passed / failed / error / skipped."""
+    message: str = ""
+    """First line of the failure or error message, capped (verify results only)."""
+
+
+class CheckRun(BaseModel):
+    """One run of the task's check on one workspace, as stored in the validation."""
+
+    model_config = FROZEN
+
+    status: RunStatus
+    """Overall verdict of the run."""
+    exit_code: int | None
+    """Exit code of the check command (None when it never ran to the end)."""
+    wall_s: float = 0.0
+    """Wall time of the command."""
+    detail: str = ""
+    """Why the run is an error or timeout, when it is."""
+    failing: tuple[str, ...] = ()
+    """Kept tests (not dropped as flaky) that failed or errored."""
+    tests: tuple[TestRow, ...] = ()
+    """Per-test results."""
+
+
+class ControlCell(BaseModel):
+    """One control: what the verifier had to do with it and what it did."""
+
+    model_config = FROZEN
+
+    expect: Expect
+    """pass (the oracle, a paraphrase of the answer) or fail (empty, stub, wrong answers...)."""
+    result: CellResult
+    """What the verifier did; unknown when it could not tell (a timeout, a failed query)."""
+    runs: tuple[CheckRun, ...] = ()
+    """Code controls: the check's runs on this control (the oracle: every oracle run)."""
+    derived_runs: tuple[CheckRun, ...] = ()
+    """The oracle: its runs with the tests derived from it added."""
+    passed: int | None = None
+    """The oracle: runs that passed, of ``len(runs)``."""
+    given: str | None = None
+    """Answer controls: the answer the checker was given (shortened)."""
+    reason: str = ""
+    """The answer checker's reason, or why the verdict is unknown."""
+
+    @property
+    def ok(self) -> bool:
+        """The verifier did what it had to."""
+        return self.result == self.expect
+
+
+class MutantRow(BaseModel):
+    """One injected fault and what the hidden tests did with it."""
+
+    model_config = FROZEN
+
+    id: str
+    """Mutant id (``m3``)."""
+    path: str
+    """File the fault is in."""
+    line: int
+    """Line of the fault."""
+    operator: str
+    """Mutation operator."""
+    description: str
+    """What the fault changes and where."""
+    result: MutantVerdict
+    """killed / survived (counted), equivalent (not counted), unknown (timeout or error)."""
+    status: RunStatus | None = None
+    """Status of its test run (None: not run)."""
+    wall_s: float = 0.0
+    """Wall time of its test run."""
+    killed_by: tuple[str, ...] = ()
+    """Tests that failed on it."""
+    derived: bool = False
+    """Killed only by a test derived from the oracle."""
+    evidence: str = ""
+    """Why a survivor was judged equivalent or kept as a survivor."""
+
+
+class ShellReplay(BaseModel):
+    """One recorded shell command re-run to rebuild the oracle's shell-made files."""
+
+    model_config = FROZEN
+
+    command: str
+    """The command, as recorded."""
+    exit_code: int | None
+    """Its exit code in the sandbox."""
+    wall_s: float = 0.0
+    """Its wall time."""
+
+
+class Reproduction(BaseModel):
+    """A recorded command whose output carried a qa answer, re-run on the starting workspace."""
+
+    model_config = FROZEN
+
+    command: str
+    """The command."""
+    exit_code: int | None
+    """Its exit code in the sandbox."""
+    reproduces: bool
+    """It printed the answer (or the key's facts) again."""
+    output: str = ""
+    """The end of its output."""
+    wall_s: float = 0.0
+    """Its wall time."""
+
+
+class EnvironmentEvidence(BaseModel):
+    """What validation used of the task's environment."""
+
+    model_config = FROZEN
+
+    hash: str
+    """Environment hash."""
+    managers: tuple[str, ...]
+    """Package managers of its recipes, in install order."""
+    cached: bool
+    """Found built; False: built by this run."""
+    build_s: float
+    """Seconds its build took (when it was built)."""
+    location: str
+    """Where it lives: the cache folder (local) or the derived image (docker)."""
+    tools: dict[str, str]
+    """Versions of what built it."""
+
+
+class TeacherUsage(BaseModel):
+    """Tokens and cost of one teacher call."""
+
+    model_config = FROZEN
+
+    teacher: str = ""
+    """``openai:MODEL``."""
+    prompt_tokens: int = 0
+    """Prompt tokens."""
+    completion_tokens: int = 0
+    """Completion tokens."""
+    cached: bool = False
+    """Answered from the cassette / cache."""
+    cost_usd: float = 0.0
+    """Cost at the configured prices (0: not tracked)."""
+
+
+RewriteKind = Literal["none", "offline", "teacher"]
+
+
+class InstructionEvidence(BaseModel):
+    """How the agent-facing instruction of an accepted task was written."""
+
+    model_config = FROZEN
+
+    version: int
+    """Rewrite rules version."""
+    rewrite: RewriteKind
+    """none: the request as it was; offline: request + interface; teacher: written by it."""
+    notes: tuple[str, ...] = ()
+    """What the interface section could not say."""
+    interface: tuple[str, ...] = ()
+    """Lines of the interface section."""
+    dropped: tuple[str, ...] = ()
+    """Sentences dropped because they would leak a hidden test."""
+    teacher: TeacherUsage | None = None
+    """The teacher call that wrote it, when one did."""
+    fallback: str = ""
+    """Why the teacher's text was not used."""
+    error: str = ""
+    """Why nothing was rewritten (unreadable task files)."""
+
+
+class TeacherRound(BaseModel):
+    """One ask → prove → feedback round of the teacher loop."""
+
+    model_config = FROZEN
+
+    round: int
+    """1-based."""
+    usage: TeacherUsage
+    """Tokens and cost of the call."""
+    status: Status
+    """The validation of the tests it wrote (rejected when they could not be used)."""
+    reasons: tuple[str, ...] = ()
+    """That validation's reasons."""
+    survivors: tuple[str, ...] = ()
+    """Controls its tests let through, in the words the feedback used."""
+    tests: tuple[str, ...] = ()
+    """Test files it wrote."""
+
+
+class TeacherLoop(BaseModel):
+    """What the teacher loop did for one task."""
+
+    model_config = FROZEN
+
+    teacher: str
+    """``openai:MODEL``."""
+    rounds: tuple[TeacherRound, ...] = ()
+    """Every round, in order."""
+    prompt_tokens: int = 0
+    """Over all rounds."""
+    completion_tokens: int = 0
+    """Over all rounds."""
+    cost_usd: float = 0.0
+    """Over all rounds."""
+    verdict: Status = Status.PENDING
+    """The final validation status."""
+
+
+class Evidence(BaseModel):
+    """The proof behind a validation: what ran, where, with which settings, what it showed.
+
+    Every task carries the first group; the others are filled by the family that uses them.
+    """
+
+    model_config = FROZEN
+
+    cache_key: str = ""
+    """Key over the task's files, the settings and the backend: a re-run with it skips."""
+    files_sha256: str = ""
+    """Hash of the task's files the evidence is tied to."""
+    config: dict[str, float | int | bool] = Field(default_factory=dict)
+    """The validation settings used."""
+    backend: str = ""
+    """Sandbox backend (local, docker)."""
+    image: str = ""
+    """Sandbox image (``host`` for local)."""
+    trajforge_version: str = ""
+    """Toolkit version."""
+    wall_s: float = 0.0
+    """Seconds this validation took."""
+    teacher: str = "mined"
+    """Who wrote the hidden tests: ``mined`` or ``openai:MODEL``."""
+    history: str = ""
+    """Whether the session file was read (probes, earlier answers) or only static checks ran."""
+    command: str = ""
+    """Code families: the check command."""
+    hidden_tests: tuple[str, ...] = ()
+    """Code families: the hidden test files (derived ones included)."""
+    dropped_tests: tuple[str, ...] = ()
+    """Code families: tests dropped as flaky (they count for nothing, also in rewards)."""
+    flake_rate: float = 0.0
+    """Code families: share of tests dropped as flaky."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Code families: seconds per phase (oracle_s, controls_s, mutants_s, survivors_s)."""
+    shell_replayed: tuple[ShellReplay, ...] = ()
+    """Code families: shell commands re-run to rebuild the oracle."""
+    notes: tuple[str, ...] = ()
+    """Findings that are not reasons (kill rate, survivors, fallbacks)."""
+    mutants: MutantSummary | None = None
+    """Code families: the injected-fault control (None: no mutant ran)."""
+    mutants_batched: bool = False
+    """Mutants ran in one forking runner."""
+    test_sets: TestSets | None = None
+    """Code families: the fail-to-pass and pass-to-pass tests rewards are scored on."""
+    derived_tests: DerivedTests | None = None
+    """Code families: tests derived from the oracle."""
+    environment: EnvironmentEvidence | None = None
+    """Code families: the built environment used."""
+    expected: str | None = None
+    """qa (value checker): the expected answer."""
+    reproduced: tuple[Reproduction, ...] = ()
+    """qa: recorded commands re-run to reproduce the answer."""
+    paraphrases_accepted: tuple[str, ...] = ()
+    """qa, data: the paraphrase controls the checker accepted."""
+    oracle_stdout: str = ""
+    """data: the oracle query's output (capped)."""
+    seconds: dict[str, float | None] = Field(default_factory=dict)
+    """data: seconds per script run."""
+    instruction: InstructionEvidence | None = None
+    """Accepted tasks: how the instruction was written."""
+    teacher_loop: TeacherLoop | None = None
+    """Teacher-written tests: the loop's rounds and cost."""
+
+
+class Validation(BaseModel):
+    """Outcome of validating the verifier against the control matrix."""
+
+    model_config = FROZEN
+
+    status: Status = Status.PENDING
+    """pending until ``trajforge validate`` has run."""
+    reasons: tuple[str, ...] = ()
+    """Why it was accepted or rejected, precisely."""
+    controls: dict[str, ControlCell] = Field(default_factory=dict)
+    """Every control by name: oracle, empty, start, prefix, stub, probe:N (code);
+    oracle, empty, paraphrase:*, perturbed:*, probe:N, query:NAME (answers)."""
+    mutants: tuple[MutantRow, ...] = ()
+    """Code families: every injected fault run (the summary is ``evidence.mutants``)."""
+    evidence: Evidence = Field(default_factory=Evidence)
+    """Hashes, settings, backend, timings and what each family's controls rest on."""
+
+    @property
+    def accepted(self) -> bool:
+        """The task passed validation."""
+        return self.status == Status.ACCEPTED
+
+
+class FailToPass(BaseModel):
+    """How many fail-to-pass tests a solution fixed."""
+
+    model_config = FROZEN
+
+    passed: int
+    """Fail-to-pass tests that pass."""
+    of: int
+    """Fail-to-pass tests counted (0: the whole check decided)."""
+
+
+class VerifyTest(BaseModel):
+    """One test of a verify run."""
+
+    __test__ = False
+
+    model_config = FROZEN
+
+    name: str
+    """Test name (``answer`` for qa and data)."""
+    outcome: TestOutcome
+    """passed / failed / error / skipped."""
+    message: str = ""
+    """Why it failed (the answer checker's reason)."""
+    counted: bool = True
+    """False for tests dropped as flaky during validation."""
+
+
+class VerifyResult(BaseModel):
+    """The reward of one candidate solution (``trajforge verify``, training, eval)."""
+
+    model_config = FROZEN
+
+    reward: float
+    """1.0 or 0.0."""
+    passed: bool
+    """The reward is 1."""
+    tests: tuple[VerifyTest, ...] = ()
+    """Per-test results."""
+    fail_to_pass: FailToPass | None = None
+    """Code families: fail-to-pass tests fixed."""
+    broken: tuple[str, ...] = ()
+    """Code families: pass-to-pass tests that no longer pass."""
+    status: RunStatus | None = None
+    """Code families: status of the check run (None: an answer was checked)."""
+    exit_code: int | None = None
+    """Code families: exit code of the check."""
+    detail: str = ""
+    """Code families: why the run is an error or timeout."""
