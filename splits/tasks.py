@@ -130,7 +130,7 @@ def _load_one(folder: Path, report: LoadReport) -> None:
         report.by_status["unreadable"] += 1
         report.problems.append(str(exc))
         return
-    status = task.validation.status
+    status = str(task.validation.status)
     report.by_status[status] += 1
     report.by_family_status.setdefault(task.family, Counter())[status] += 1
     if status != "accepted":

@@ -23,7 +23,7 @@ from tests.validate.conftest import FAST
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.environment import detect
 from trajforge.reconstruct.repos import RepoSearch
-from trajforge.records import Task, dump_record, load_record
+from trajforge.records import Status, Task, dump_record, load_record
 from trajforge.splits import harbor
 from trajforge.splits.tasks import load_tasks
 from trajforge.verifiers.environments import for_task
@@ -216,7 +216,7 @@ def test_a_toolchain_that_cannot_be_had_is_environment_unavailable(
     task = task.model_copy(
         update={
             "environment": env,
-            "validation": task.validation.model_copy(update={"status": "pending"}),
+            "validation": task.validation.model_copy(update={"status": Status.PENDING}),
         }
     )
     (dest / "task.json").write_text(dump_record(task) + "\n")

@@ -23,7 +23,8 @@ T = TypeVar("T")
 
 def print_json(data: Any) -> None:
     """Write one JSON document to stdout."""
-    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+    option = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS  # enum keys (statuses) as their value
+    sys.stdout.write(orjson.dumps(data, option=option).decode() + "\n")
     sys.stdout.flush()
 
 
