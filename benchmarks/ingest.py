@@ -14,15 +14,15 @@ in turn so that load from other processes hits both alike. The raw pass reads a 
 ``orjson.loads`` on every line, the floor for any JSONL reader; the pi pass runs
 ``PiFormat.parse`` (JSON, sha256 content hash, conversation path, normalised Events). A third
 pass, the records floor, loads every line, hashes the file and builds one bare Event (and its
-SourcePos) per record the way the reader does, with none of the reader's logic: the least a
-reader that must make these records and this hash pays. Resident memory is sampled after every
-file.
+SourcePos) per record the way the reader does (the hash on a thread while the lines are read,
+Events from one template), with none of the reader's logic: the least a reader that must make
+these records and this hash pays. Resident memory is sampled after every file.
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
+import os
 import resource
 import shutil
 import sys
@@ -34,8 +34,8 @@ import orjson
 import psutil
 
 from trajforge.reconstruct.formats.pi import PiFormat
-from trajforge.reconstruct.formats.pi_tools import construct, source_pos
-from trajforge.reconstruct.inputs import gc_paused
+from trajforge.reconstruct.formats.pi_records import EVENT_FIELDS, event, given, source_pos
+from trajforge.reconstruct.inputs import gc_paused, sha256_soon
 from trajforge.records import Event, Session
 
 CORPUS = Path("/work/shared/corpus/pi-mono")
@@ -67,17 +67,21 @@ def read_raw(path: Path) -> int:
 
 
 def read_floor(path: Path) -> int:
-    """Load, hash, and one bare Event per record: no reader logic."""
+    """Load, hash (as the reader does: on a thread while it parses), and one bare Event per
+    record built as the reader builds them: no reader logic."""
     events: list[Event] = []
-    source = str(path)
+    source, bare = str(path), given()
     with gc_paused():
         data = path.read_bytes()
-        hashlib.sha256(data).hexdigest()
+        digest = sha256_soon(data)
         for number, line in enumerate(data.split(b"\n"), 1):
             if line and not line.isspace():
                 orjson.loads(line)
-                fields = {"kind": "user", "source": source_pos(source, number), "arguments": {}}
-                events.append(construct(Event, fields))
+                fields = EVENT_FIELDS.copy()
+                fields["kind"], fields["arguments"] = "user", {}
+                fields["source"] = source_pos(source, number)
+                events.append(event(fields, bare))
+        digest()
     return len(events)
 
 
@@ -120,6 +124,8 @@ def report(size: int, seconds: list[float], counts: list[int], rss: list[int]) -
     print("RSS (MB) after 0%, 10%, ... 100% of the files: " + " ".join(f"{v:.0f}" for v in steps))
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"peak RSS of the process (ru_maxrss): {peak_kb / 1024:.0f} MiB")
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    print(f"load average after the run (1, 5, 15 min; {os.cpu_count()} cores): {load}")
 
 
 def main() -> None:

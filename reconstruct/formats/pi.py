@@ -5,16 +5,14 @@ A pi session is JSONL: a header ``{"type": "session", "id", "cwd", "version"}`` 
 ``core/session-manager.ts``: v1 has no entry ids and is linear (read as pi migrates it: each
 entry the child of the one before); v2 added ``id``/``parentId``, so the conversation is the
 path from the last entry back to the root; v3 renamed the ``hookMessage`` role to ``custom``.
-Tool results follow pi's ``core/tools/*.ts``: failed bash output ends with ``Command exited
-with code N``; read output is the plain file text plus a notice when it stopped early.
+The entries on the path become Events in ``pi_events``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -22,21 +20,13 @@ from typing import Any, TypeGuard
 import orjson
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.pi_tools import (
-    construct,
-    exit_code_of,
-    normalise,
-    read_content,
-    source_pos,
-    str_or_none,
-    texts,
-)
-from trajforge.reconstruct.inputs import gc_paused, iter_json_lines
-from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos
+from trajforge.reconstruct.formats.pi_events import EventBuilder, model_name
+from trajforge.reconstruct.formats.pi_tools import str_or_none
+from trajforge.reconstruct.inputs import gc_paused, iter_json_lines, sha256_soon
+from trajforge.records import ParseWarning, Session, SessionHeader
 
 log = logging.getLogger(__name__)
 
-TOOL_KINDS = {"read": "read", "write": "write", "edit": "edit", "bash": "shell"}
 ENTRY_TYPES = frozenset(
     {
         "message",
@@ -50,9 +40,6 @@ ENTRY_TYPES = frozenset(
         "session_info",
     }
 )
-# read.ts: "[Showing lines A-B of N. Use offset=K to continue.]", "[R more lines in file. Use
-# offset=K to continue.]"; until late 2025 "... (Some lines were truncated to N characters for
-# display. R more lines not shown. Use offset=K to continue reading)", either part optional.
 NOT_PI = "JSON record is not a pi session entry"
 HEADLESS = "no session header line: pi entries only (session id and cwd unknown)"
 # How pi's JSON.stringify starts an entry (type, then id/parentId in v2+, then timestamp);
@@ -63,6 +50,9 @@ ENTRY_START = re.compile(
     rb'custom_message|session_info)",(?:"id":"[^"]*","parentId":(?:null|"[^"]*"),)?'
     rb'"timestamp":"[^"]*",(?:"message":\{"role":"|(?!"message"))'
 )
+
+BLANK = frozenset(b" \t\n\r\x0b\x0c")
+"""The bytes ``bytes.isspace`` counts as blank: a line starting with none of them is not blank."""
 
 Record = tuple[int, dict[str, Any]]
 Lines = Iterator[tuple[int, object | None, str | None]]
@@ -139,26 +129,36 @@ def _is_header(record: object) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def _json_lines(path: Path) -> tuple[Lines, str]:
-    """JSON lines of ``path`` and the sha256 of its bytes; a plain file is read only once."""
+def _json_lines(path: Path) -> tuple[Lines, Callable[[], str]]:
+    """JSON lines of ``path`` and the sha256 of its bytes (computed on a thread while the lines
+    are read, for a large file); a plain file is read only once."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror}") from None
-    digest = hashlib.sha256(data).hexdigest()
+    digest = sha256_soon(data)
     if data[:2] == b"\x1f\x8b":
         return iter_json_lines(path), digest  # gzip: stream it, tolerating a cut-off member
     return _split_lines(data), digest
 
 
 def _split_lines(data: bytes) -> Lines:
-    """``(lineno, value, error)`` like inputs.iter_json_lines, over bytes already in memory."""
-    for lineno, raw in enumerate(data.split(b"\n"), start=1):
-        if raw and not raw.isspace():
+    """``(lineno, value, error)`` like inputs.iter_json_lines, over bytes already in memory,
+    numbered as ``data.split(b"\n")`` would; orjson reads each line through a memoryview, so
+    no line is copied out of ``data`` first."""
+    view, find, size = memoryview(data), data.find, len(data)
+    start = lineno = 0
+    while start <= size:
+        end = find(b"\n", start)
+        if end < 0:
+            end = size
+        lineno += 1
+        if end > start and (data[start] not in BLANK or not data[start:end].isspace()):
             try:
-                yield lineno, orjson.loads(raw), None
+                yield lineno, orjson.loads(view[start:end]), None
             except orjson.JSONDecodeError as exc:
                 yield lineno, None, f"not JSON ({exc.msg})"
+        start = end + 1
 
 
 def _group_records(lines: Lines, source: str) -> tuple[list[_Group], _Group]:
@@ -213,24 +213,25 @@ def _conversation_path(group: _Group, version: int, source: str) -> tuple[list[R
     return path, len(by_id) - len(path)
 
 
-def _build_session(group: _Group, source: str, digest: str) -> Session:
+def _build_session(group: _Group, source: str, digest_of: Callable[[], str]) -> Session:
     head = group.header or {}
     version = head.get("version", 1 if group.header or not _has_ids(group) else 2)
     if not isinstance(version, int) or isinstance(version, bool):
         version = 1
     path, off_path = _conversation_path(group, version, source)
-    builder = _EventBuilder(source, group.warnings)
+    builder = EventBuilder(source)
     for line, entry in path:
         builder.entry(line, entry)
     if off_path:
         builder.skipped["off_path"] = off_path
+    digest = digest_of()  # the sha256 thread ran while the events were built
     header = SessionHeader(
         harness="pi",
         session_id=head.get("id") or digest[:16],
         source_path=source,
         content_hash=digest,
         harness_version=f"session-v{version}",
-        model=_model_name(head) or builder.model,
+        model=model_name(head) or builder.model,
         cwd=str_or_none(head.get("cwd")),
         started_at=str_or_none(head.get("timestamp")),
     )
@@ -238,7 +239,7 @@ def _build_session(group: _Group, source: str, digest: str) -> Session:
     return Session.model_construct(
         header=header,
         events=tuple(builder.events),
-        warnings=tuple(group.warnings),
+        warnings=(*group.warnings, *builder.warnings),
         skipped=builder.skipped,
     )
 
@@ -246,155 +247,3 @@ def _build_session(group: _Group, source: str, digest: str) -> Session:
 def _has_ids(group: _Group) -> bool:
     """Headless entries with ``id``/``parentId`` are v2+ (a tree); without them, v1 (linear)."""
     return any(isinstance(r.get("id"), str) and "parentId" in r for _, r in group.records)
-
-
-def _model_name(record: dict[str, Any], model_key: str = "modelId") -> str | None:
-    model, provider = record.get(model_key), record.get("provider")
-    if not isinstance(model, str) or not model:
-        return None
-    return f"{provider}/{model}" if isinstance(provider, str) and provider else model
-
-
-class _EventBuilder:
-    """Turns the entries on the conversation path into Events."""
-
-    def __init__(self, source: str, warnings: list[ParseWarning]) -> None:
-        self.source = source
-        self.warnings = warnings
-        self.events: list[Event] = []
-        self.skipped: dict[str, int] = {}
-        self.model: str | None = None
-        self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
-        self.pos = SourcePos(file=source, line=0)
-        self.line = 0
-        """``self.pos.line``, read without going through the model."""
-
-    def skip(self, name: str) -> None:
-        self.skipped[name] = self.skipped.get(name, 0) + 1
-
-    def warn(self, line: int, message: str) -> None:
-        self.warnings.append(ParseWarning(file=self.source, line=line, message=message))
-
-    def emit(self, line: int, fields: dict[str, Any]) -> None:
-        """Append an Event at ``line`` built from ``fields``, which this module type-checked."""
-        if self.line != line:  # events of one record share their (frozen) SourcePos
-            self.line = line
-            self.pos = source_pos(self.source, line)
-        fields["source"] = self.pos
-        if "arguments" not in fields:
-            fields["arguments"] = {}  # never share the template's mutable default
-        self.events.append(construct(Event, fields))
-
-    def entry(self, line: int, entry: dict[str, Any]) -> None:
-        kind, message = entry["type"], entry.get("message")
-        if kind != "message":
-            if kind == "model_change" and self.model is None:
-                self.model = _model_name(entry)
-            self.skip(kind)  # compaction: the path goes on through it
-        elif not isinstance(message, dict):
-            self.warn(line, "message entry without a message object")
-        elif (role := message.get("role")) == "assistant":
-            self.assistant(line, message)
-        elif role == "toolResult":
-            self.tool_result(line, message)
-        elif role == "user":
-            self.emit(line, {"kind": "user", "text": texts(message.get("content"))})
-        elif role == "bashExecution":
-            self.bash_execution(line, message)
-        else:  # custom (extension) messages, branch and compaction summaries
-            self.skip(f"message:{role}")
-
-    def assistant(self, line: int, message: dict[str, Any]) -> None:
-        """Text blocks (thinking excluded) as assistant events, in order with tool calls."""
-        if self.model is None:
-            self.model = _model_name(message, "model")
-        content = message.get("content")
-        if not isinstance(content, list):
-            self.warn(line, "assistant message without a content list")
-            return
-        texts: list[str] = []
-        for block in content:
-            btype = block.get("type") if isinstance(block, dict) else None
-            if btype == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif btype == "toolCall":
-                self.flush_text(line, texts)
-                self.tool_call(line, block)
-        self.flush_text(line, texts)
-
-    def flush_text(self, line: int, texts: list[str]) -> None:
-        if texts:
-            self.emit(line, {"kind": "assistant", "text": "\n".join(texts)})
-            texts.clear()
-
-    def tool_call(self, line: int, block: dict[str, Any]) -> None:
-        name, call_id, args = block.get("name"), block.get("id"), block.get("arguments")
-        if not isinstance(name, str) or not isinstance(call_id, str):
-            self.warn(line, "toolCall block without a name or id")
-            return
-        if not isinstance(args, dict):
-            self.warn(line, f"toolCall {call_id}: arguments are not an object")
-            args = {}
-        tool_kind = TOOL_KINDS.get(name, "other")
-        self.calls[call_id] = (name, tool_kind, args)
-        fields: dict[str, Any] = {
-            "kind": "tool_call",
-            "tool": name,
-            "tool_kind": tool_kind,
-            "call_id": call_id,
-            "arguments": args,
-        }
-        if tool_kind != "other":
-            normalise(fields, tool_kind, args)
-        self.emit(line, fields)
-
-    def tool_result(self, line: int, message: dict[str, Any]) -> None:
-        call_id = message.get("toolCallId")
-        if not isinstance(call_id, str):
-            self.warn(line, "toolResult without a toolCallId")
-            return
-        name, tool_kind, args = self.calls.get(call_id, (None, None, {}))
-        if name is None:
-            name = str_or_none(message.get("toolName"))
-            tool_kind = TOOL_KINDS.get(name or "", "other")
-        text = texts(message.get("content"))
-        is_error = message.get("isError") is True
-        fields: dict[str, Any] = {
-            "kind": "tool_result",
-            "tool": name,
-            "tool_kind": tool_kind,
-            "call_id": call_id,
-            "text": text,
-            "is_error": is_error,
-        }
-        if tool_kind == "shell":
-            fields["exit_code"] = exit_code_of(text, is_error)
-        elif tool_kind == "read" and not is_error:
-            read_content(fields, args, message.get("details"))
-        self.emit(line, fields)
-
-    def bash_execution(self, line: int, message: dict[str, Any]) -> None:
-        """A user ``!command``: a shell call and its result, paired by a synthetic id."""
-        command, output = message.get("command"), message.get("output")
-        if not isinstance(command, str):
-            self.warn(line, "bashExecution without a command")
-            return
-        exit_code = message.get("exitCode")
-        if not isinstance(exit_code, int) or isinstance(exit_code, bool):
-            exit_code = None
-        is_error = message.get("cancelled") is True or exit_code not in (0, None)
-        shell = {"tool": "bash", "tool_kind": "shell", "call_id": f"bashExecution:{line}"}
-        self.emit(
-            line,
-            {**shell, "kind": "tool_call", "arguments": {"command": command}, "command": command},
-        )
-        self.emit(
-            line,
-            {
-                **shell,
-                "kind": "tool_result",
-                "is_error": is_error,
-                "text": str_or_none(output) or "",
-                "exit_code": exit_code,
-            },
-        )

@@ -1,17 +1,20 @@
-"""pi tool calls and results → normalised fields (edits, exit codes, reads); fast records."""
+"""pi tool calls and results → normalised Event fields (edits, exit codes, reads)."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
-from pydantic import BaseModel
 
-from trajforge.records import Edit, Event, SourcePos
+from trajforge.reconstruct.formats.pi_records import edit, given
+from trajforge.records import Edit
 
 TAIL = 400  # the notices pi appends to tool output fit in the last few hundred characters
 EXIT_RE = re.compile(r"Command exited with code (-?\d+)\s*\Z")
+# read.ts: "[Showing lines A-B of N. Use offset=K to continue.]", "[R more lines in file. Use
+# offset=K to continue.]"; until late 2025 "... (Some lines were truncated to N characters for
+# display. R more lines not shown. Use offset=K to continue reading)", either part optional.
 READ_NOTICE_RE = re.compile(
     r"\n\n(?:\[(?:Showing lines \d+-\d+ of \d+[^\]\n]*|\d+ more lines in file)"
     r"\. Use offset=\d+ to continue\.?\]"
@@ -19,44 +22,19 @@ READ_NOTICE_RE = re.compile(
     r"(?:\d+ more lines not shown\. Use offset=\d+ to continue reading)?\))\Z"
 )
 READ_UNREADABLE = ("[Line ", "Read image file [")  # over-long first line, image: no file text
-M = TypeVar("M", bound=BaseModel)
-_TEMPLATES: dict[type[BaseModel], dict[str, Any]] = {
-    cls: {
-        name: None if info.is_required() else info.get_default(call_default_factory=True)
-        for name, info in cls.model_fields.items()
-    }
-    for cls in (Event, SourcePos, Edit)
-}
-_new = object.__new__
-_set_dict = object.__setattr__
-# BaseModel's own slots, set through their descriptors (BaseModel.__setattr__ refuses: frozen)
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def construct(cls: type[M], fields: dict[str, Any]) -> M:
-    """``cls.model_construct(**fields)`` minus its per-call default lookup (~20 us per Event;
-    this takes 0.6 us), for values this module type-checked: the assignments
-    ``model_construct`` ends with. Shared defaults are immutable but ``Event.arguments``
-    (``emit`` sets it); tests re-validate all."""
-    model = _new(cls)
-    _set_dict(model, "__dict__", {**_TEMPLATES[cls], **fields})
-    _set_fields_set(model, set(fields))
-    _set_extra(model, None)
-    _set_private(model, None)
-    return model
-
-
-def source_pos(file: str, line: int) -> SourcePos:
-    """``SourcePos(file=file, line=line)`` for a str and an int, built as :func:`construct`
-    does without its defaults merge (one per line of a session file)."""
-    pos = _new(SourcePos)
-    _set_dict(pos, "__dict__", {"file": file, "line": line})
-    _set_fields_set(pos, {"file", "line"})
-    _set_extra(pos, None)
-    _set_private(pos, None)
-    return pos
+_CALL = ("tool", "tool_kind", "call_id")
+CALL_GIVEN = given(*_CALL)
+"""``model_fields_set`` of a tool call of kind other (no replay fields)."""
+SHELL_CALL_GIVEN = given(*_CALL, "command")
+_READ_CALL = given(*_CALL, "path")
+_READ_AT_CALL = given(*_CALL, "path", "offset")
+_WRITE_CALL = given(*_CALL, "path", "content")
+_EDIT_CALL = given(*_CALL, "path", "edits")
+RESULT_GIVEN = given(*_CALL, "text", "is_error")
+"""``model_fields_set`` of a tool result with no fields of its kind (an error, other tools)."""
+SHELL_RESULT_GIVEN = given(*_CALL, "text", "is_error", "exit_code")
+_READ_RESULT = given(*_CALL, "text", "is_error", "content", "partial")
+_UNREADABLE_RESULT = given(*_CALL, "text", "is_error", "partial")
 
 
 def str_or_none(value: object) -> str | None:
@@ -79,20 +57,25 @@ def texts(content: object) -> str:
     )
 
 
-def normalise(fields: dict[str, Any], tool_kind: str, args: dict[str, Any]) -> None:
-    """Replay fields for pi's tools: read{path,offset,limit} write{path,content}
-    edit{path,oldText,newText} or edit{path,edits:[{oldText,newText}]} bash{command,timeout}."""
+def normalise(fields: dict[str, Any], tool_kind: str, args: dict[str, Any]) -> set[str]:
+    """Replay fields for pi's tools (read, write, edit, shell): read{path,offset,limit}
+    write{path,content} edit{path,oldText,newText} or edit{path,edits:[{oldText,newText}]}
+    bash{command,timeout}; returns the call's ``model_fields_set``."""
     if tool_kind == "shell":
         fields["command"] = str_or_none(args.get("command"))
-        return
+        return SHELL_CALL_GIVEN
     fields["path"] = str_or_none(args.get("path"))
-    offset = args.get("offset")
-    if tool_kind == "read" and isinstance(offset, int | float) and not isinstance(offset, bool):
-        fields["offset"] = int(offset)
-    elif tool_kind == "write":
+    if tool_kind == "read":
+        offset = args.get("offset")
+        if isinstance(offset, int | float) and not isinstance(offset, bool):
+            fields["offset"] = int(offset)
+            return _READ_AT_CALL
+        return _READ_CALL
+    if tool_kind == "write":
         fields["content"] = str_or_none(args.get("content"))
-    elif tool_kind == "edit":
-        fields["edits"] = edits_of(args)
+        return _WRITE_CALL
+    fields["edits"] = edits_of(args)
+    return _EDIT_CALL
 
 
 def edits_of(args: dict[str, Any]) -> tuple[Edit, ...]:
@@ -113,7 +96,7 @@ def edits_of(args: dict[str, Any]) -> tuple[Edit, ...]:
         )
         if not isinstance(old, str) or not isinstance(new, str):
             return ()  # pi rejects the whole call, so nothing was changed
-        edits.append(construct(Edit, {"old": old, "new": new}))
+        edits.append(edit(old, new))
     return tuple(edits)
 
 
@@ -124,12 +107,13 @@ def exit_code_of(text: str, is_error: bool) -> int | None:
     return int(match.group(1)) if match else None  # aborted / timed out: no exit code
 
 
-def read_content(fields: dict[str, Any], args: dict[str, Any], details: object) -> None:
-    """Add the file text of a read result and whether it is only part of the file."""
+def read_content(fields: dict[str, Any], args: dict[str, Any], details: object) -> set[str]:
+    """Add the file text of a read result and whether it is only part of the file; returns
+    the result's ``model_fields_set``."""
     text: str = fields["text"]
     if text.startswith(READ_UNREADABLE):
         fields["partial"] = True
-        return
+        return _UNREADABLE_RESULT
     partial = args.get("offset") is not None or args.get("limit") is not None
     match = READ_NOTICE_RE.search(text, max(0, len(text) - TAIL))
     if match:
@@ -139,3 +123,4 @@ def read_content(fields: dict[str, Any], args: dict[str, Any], details: object) 
         partial = True
     fields["content"] = text
     fields["partial"] = partial
+    return _READ_RESULT

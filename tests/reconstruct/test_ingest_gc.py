@@ -1,22 +1,28 @@
-"""The pi reader's fast paths: the collector pause is always undone, and records built without
-validation are the records validation would build."""
+"""The pi reader's fast paths: the collector pause is always undone, records built without
+validation are the records validation builds from the fields they were given, the sha256 on a
+thread is hashlib's, and lines read through memoryviews are the lines ``bytes.split`` gives."""
 
 from __future__ import annotations
 
 import gc
+import hashlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
 import pytest
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.pi import PiFormat
-from trajforge.reconstruct.formats.pi_tools import source_pos
-from trajforge.reconstruct.inputs import gc_paused
-from trajforge.records import Session, SourcePos
+from trajforge.reconstruct import inputs
+from trajforge.reconstruct.formats.pi import PiFormat, _split_lines
+from trajforge.reconstruct.formats.pi_records import edit, source_pos
+from trajforge.reconstruct.inputs import gc_paused, sha256_soon
+from trajforge.records import Edit, Event, Session, SourcePos
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi"
+LARGE = Path("/work/shared/corpus/pi-mono/large-session.jsonl")
+THREAD = inputs.HASH_ON_A_THREAD
 
 
 @pytest.fixture(autouse=True)
@@ -96,10 +102,71 @@ def test_fast_records_equal_validated_ones() -> None:
     assert fast == slow
     assert fast.model_fields_set == slow.model_fields_set
     assert fast.model_dump_json() == slow.model_dump_json()
-    for session_file in sorted(FIXTURES.glob("*.jsonl")):
-        for item in PiFormat().parse(session_file):
-            if isinstance(item, Session):
-                for event in item.events:
-                    again = type(event).model_validate(event.model_dump())
-                    assert again == event
-                    assert event.source == SourcePos(**event.source.model_dump())
+    fast_edit, slow_edit = edit("a", "b"), Edit(old="a", new="b")
+    assert fast_edit == slow_edit and fast_edit.model_dump_json() == slow_edit.model_dump_json()
+    assert fast_edit.model_fields_set == slow_edit.model_fields_set
+
+
+def session_files() -> list[Path]:
+    return sorted(FIXTURES.glob("*.jsonl")) + ([LARGE] if LARGE.exists() else [])
+
+
+@pytest.mark.parametrize("path", session_files(), ids=lambda p: p.name)
+def test_every_event_is_what_validation_builds_from_the_fields_it_was_given(path: Path) -> None:
+    """A field left out of an Event's ``model_fields_set`` but set to something other than its
+    default would come back as the default here; a set shared wrongly between two shapes of
+    Event would differ from the validated one's."""
+    events = [e for s in PiFormat().parse(path) if isinstance(s, Session) for e in s.events]
+    assert events
+    for event in events:
+        given = event.model_dump(include=event.model_fields_set)
+        again = Event.model_validate(given)
+        assert again == event
+        assert again.model_dump_json() == event.model_dump_json()
+        assert again.model_fields_set == event.model_fields_set
+        assert event.source == SourcePos(**event.source.model_dump())
+        assert type(event.arguments) is dict
+
+
+def test_events_never_share_an_arguments_dict() -> None:
+    """Events of messages and results get an empty dict each, not one they all hold."""
+    items = PiFormat().parse(FIXTURES / "build.jsonl")
+    events = [e for s in items if isinstance(s, Session) for e in s.events]
+    results = [e for e in events if e.kind != "tool_call"]
+    assert len(results) > 2
+    assert len({id(e.arguments) for e in results}) == len(results)
+
+
+@pytest.mark.parametrize(
+    "size", [0, 10, inputs.HASH_ON_A_THREAD - 1, inputs.HASH_ON_A_THREAD, 3 << 20]
+)
+def test_sha256_soon_is_hashlibs_digest_inline_or_on_a_thread(size: int) -> None:
+    data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    digest_of = sha256_soon(data)
+    assert isinstance(digest_of, threading.Thread) == (size >= THREAD)
+    assert digest_of() == hashlib.sha256(data).hexdigest()
+    assert digest_of() == hashlib.sha256(data).hexdigest()  # asked again: the same
+
+
+LINES = [
+    b"",
+    b"\n",
+    b'{"a":1}',
+    b'{"a":1}\n',
+    b'\n\n{"a":1}\r\n  \n\t{"b":[1,2]}  \n\x0b\x0c\n',
+    b' {"lead": "space"}\nnot json\n{"cut": \n[1,2]\n"\xff\xfe"\n\n',
+    b'{"\xc3\xa9t\xc3\xa9": "\xe2\x9c\x93"}\n\r\n\r',
+]
+
+
+@pytest.mark.parametrize("data", LINES)
+def test_lines_read_through_memoryviews_are_the_split_lines(data: bytes) -> None:
+    """The reference is the plain reading: ``bytes.split``, ``isspace``, orjson on bytes."""
+    expected = []
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line and not line.isspace():
+            try:
+                expected.append((number, orjson.loads(line), None))
+            except orjson.JSONDecodeError as exc:
+                expected.append((number, None, f"not JSON ({exc.msg})"))
+    assert list(_split_lines(data)) == expected
