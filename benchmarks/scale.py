@@ -42,7 +42,7 @@ from trajforge.reconstruct import pipeline
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
-from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.context import Context
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "sessions"

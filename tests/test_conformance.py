@@ -6,8 +6,16 @@ from __future__ import annotations
 import pytest
 
 from trajforge.errors import UnknownName
-from trajforge.protocols import Executor, Format, Harness, Sandbox
-from trajforge.registry import EXECUTORS, FORMATS, HARNESSES, SANDBOXES, create, resolve
+from trajforge.protocols import Executor, Format, Harness, Sandbox, Teacher
+from trajforge.registry import (
+    EXECUTORS,
+    FORMATS,
+    HARNESSES,
+    SANDBOXES,
+    TEACHERS,
+    create,
+    resolve,
+)
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
@@ -44,6 +52,22 @@ def test_executors_conform(name: str) -> None:
     assert all(callable(getattr(cls, m, None)) for m in methods)
     if name == "local":
         assert isinstance(cls(), Executor)
+
+
+@pytest.mark.parametrize("name", sorted(TEACHERS))
+def test_teachers_conform(name: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Made the way ``--teacher`` makes them (openai: a client on a dummy endpoint; nothing is
+    asked): each satisfies Teacher and is named as the cache key will name it."""
+    from trajforge.verifiers.teacher.teachers import make_teacher
+    from trajforge.verifiers.validate.config import ValidateConfig
+
+    spec = "mined" if name == "mined" else f"{name}:some-model"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        env.setenv("OPENAI_API_KEY", "sk-conformance")
+        teacher = make_teacher(spec, ValidateConfig(), tmp_path)
+    assert isinstance(teacher, Teacher) and teacher.name == spec
+    assert isinstance(teacher, resolve(TEACHERS, name, "teacher"))
 
 
 def test_unknown_name_lists_known_ones() -> None:

@@ -12,7 +12,14 @@ from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.records import ParseWarning, Session
+from trajforge.records import (
+    InstructionBrief,
+    ParseWarning,
+    Session,
+    Task,
+    Validation,
+    WrittenInstruction,
+)
 
 
 @runtime_checkable
@@ -144,6 +151,8 @@ class Sandbox(Protocol):
 
     name: str
     """Registry name."""
+    image: str
+    """What the runs execute in: the image tag (docker), ``host`` (local)."""
 
     def available(self) -> str | None:
         """None when usable here, else a sentence saying why not and how to fix it."""
@@ -272,4 +281,30 @@ class Harness(Protocol):
         self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
         """Run the harness on ``request`` in ``workspace`` against ``base_url`` (OpenAI API)."""
+        ...
+
+
+Prove = Callable[[Task, Mapping[str, str]], Validation]
+"""Validation's judge of a code task with the given hidden tests (path → text) in ``tests/``."""
+
+
+@runtime_checkable
+class Teacher(Protocol):
+    """Writes what a code task's validation needs that its session does not hold.
+
+    ``mined`` (offline) takes the session's own tests from the oracle; ``openai:MODEL`` asks a
+    model and retries with what the controls showed. Either way validation's ``prove`` judges.
+    """
+
+    name: str
+    """``mined`` or ``openai:MODEL``: in the evidence and in every cache key."""
+
+    def hidden_tests(self, task_dir: Path, task: Task, prove: Prove) -> tuple[Task, Validation]:
+        """The task with its hidden tests written into ``tests/`` (its verifier pointing at
+        them) and the validation ``prove`` gave them (a teacher that retries: the last)."""
+        ...
+
+    def write_instruction(self, brief: InstructionBrief) -> WrittenInstruction | None:
+        """An accepted task's instruction (None: the offline one is used); may raise
+        TrajforgeError, which also falls back to the offline one."""
         ...

@@ -32,6 +32,13 @@ HARNESSES: dict[str, str] = {
     "hermes": "trajforge.train.harnesses.hermes:HermesHarness",
 }
 
+TEACHERS: dict[str, str] = {
+    "mined": "trajforge.verifiers.teacher.teachers:MinedTeacher",
+    "openai": "trajforge.verifiers.teacher.loop:OpenAITeacher",
+}
+"""``--teacher`` kinds (``mined``, ``openai:MODEL``); each class has ``from_spec(name, config,
+out_dir)``."""
+
 EXTRAS: dict[str, str] = {
     "docker": "trajforge (the docker SDK is a core dependency; a running engine is needed)",
     "ray": "the ray extra: pip install 'trajforge[ray]'",

@@ -4,14 +4,15 @@ For each ``family == "data"`` task under ``OUT/tasks``: run ``oracle/query.py`` 
 perturbed queries beside it) in the task's workspace inside the sandbox; the oracle's output
 must pass :func:`~trajforge.verifiers.answer.check_answer` against ``task.answer``; the
 controls must fail it: the empty answer, near-miss answers (:func:`perturbed_answers`) and
-the outputs of the perturbed queries. The outcome is written into each ``task.json``.
+the outputs of the perturbed queries. The verdict is a
+:class:`~trajforge.records.Validation`, as for every family.
 
-Speed: one sandbox session serves every task. Tasks run in batches: a batch folder holds one
-sub-folder per task (its workspace files and oracle scripts) and a small runner that executes
-each script with ``runpy`` in its own folder, so one Python start (and one polars import)
-serves a whole batch. Tasks a failed batch left without results run again one at a time.
-The local sandbox uses the host interpreter read-only, so polars is there; the docker image
-carries a pinned polars (``docs/qa.md``).
+The data family's judge in the validate stage (:data:`~.validate.single.JUDGES`): one
+sandbox run per task executes its scripts with ``runpy`` (a small runner, one Python start and
+one polars import for all of a task's queries); validation writes ``task.json`` and caches the
+verdict by content as for every family. ``trajforge dataenv validate`` is that stage restricted
+to the data family. The local sandbox uses the host interpreter read-only, so polars is there;
+the docker image carries a pinned polars (``docs/qa.md``); the stage checks the runtime first.
 """
 
 from __future__ import annotations
@@ -28,19 +29,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.errors import RecordError, SandboxError, UsageError
-from trajforge.protocols import Limits, SandboxSession
-from trajforge.records import ControlCell, Evidence, Expect, Status, Task, Validation, dump_record
-from trajforge.registry import SANDBOXES, create
-from trajforge.taskdir import is_task_dir, load_task, task_file
+from trajforge.errors import UsageError
+from trajforge.protocols import Limits, Sandbox, SandboxSession
+from trajforge.records import ControlCell, Evidence, Expect, Family, Status, Task, Validation
+from trajforge.taskdir import is_task_dir
 from trajforge.verifiers.answer import check_answer, perturbed_answers
 from trajforge.verifiers.dataenv_runner import RUNNER
+from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.qa import answer_cell
 
 log = logging.getLogger(__name__)
 
-BATCH = 50
 PER_QUERY_S = 20
+DATA_ONLY: tuple[Family, ...] = ("data",)
 Results = dict[str, dict[str, dict[str, Any]]]
 """task id → script name → {stdout, error, seconds}."""
 
@@ -92,29 +93,16 @@ def validate_tasks(
     seed: int = 0,
     on_task: Callable[[], None] | None = None,
 ) -> DataValidation:
-    """Validate every data task under ``out`` and write the outcome into its task.json."""
+    """Validate every data task under ``out`` (``trajforge dataenv validate``): the validate
+    stage restricted to the data family, so the judge, the cache and the writer are its."""
+    from trajforge.verifiers.validate.context import ContextSpec, build_context
+    from trajforge.verifiers.validate.run import run
+
     start = time.perf_counter()
-    loaded, outcomes = _load(task_dirs(out))
-    sandbox = create(SANDBOXES, backend, "sandbox backend")
-    reason = sandbox.available()
-    if reason is not None:
-        raise SandboxError(f"sandbox backend {backend!r} is not available: {reason}")
-    with tempfile.TemporaryDirectory(prefix="trajforge-dataval-") as tmp:
-        empty = Path(tmp) / "empty"
-        empty.mkdir()
-        with sandbox.session(empty, Limits(timeout_s=600, cpu_s=600)) as session:
-            _need_polars(session, backend)
-            for batch_start in range(0, len(loaded), BATCH):
-                batch = loaded[batch_start : batch_start + BATCH]
-                results = run_batch(session, batch, Path(tmp) / f"b{batch_start}")
-                for folder, task in batch:
-                    verdict = judge(task, results.get(task.id, {}), backend, seed)
-                    write_validation(folder, task, verdict)
-                    outcomes.append(
-                        TaskOutcome(id=task.id, status=verdict.status, reasons=verdict.reasons)
-                    )
-                    if on_task is not None:
-                        on_task()
+    task_dirs(out)  # a clear error when OUT has no tasks/
+    ctx = build_context(ContextSpec(backend, ValidateConfig(seed=seed), out_dir=str(out)))
+    rows = run(out, ctx, on_done=(lambda _row: on_task()) if on_task else None, only=DATA_ONLY)
+    outcomes = [TaskOutcome(id=r.id, status=r.status, reasons=r.reasons) for r in rows]
     counts: dict[str, int] = {}
     for outcome in outcomes:
         counts[outcome.status] = counts.get(outcome.status, 0) + 1
@@ -123,31 +111,18 @@ def validate_tasks(
         backend=backend,
         counts=counts,
         seconds=round(time.perf_counter() - start, 3),
-        tasks=tuple(sorted(outcomes, key=lambda o: o.id)),
+        tasks=tuple(outcomes),
     )
 
 
-def _need_polars(session: SandboxSession, backend: str) -> None:
-    probe = session.run(["python3", "-c", "import polars"], timeout=60)
-    if probe.exit_code != 0:
-        detail = probe.stderr.strip().splitlines()[-1:] or [f"exit {probe.exit_code}"]
-        raise SandboxError(
-            f"the {backend} sandbox cannot import polars ({detail[0]}); data-task oracles "
-            "need it: rebuild the image (trajforge sandbox build-image) or use --sandbox local"
-        )
-
-
-def _load(folders: list[Path]) -> tuple[list[tuple[Path, Task]], list[TaskOutcome]]:
-    loaded, broken = [], []
-    for folder in folders:
-        try:
-            task = load_task(folder)
-        except RecordError as exc:
-            broken.append(TaskOutcome(id=folder.name, status=Status.ERROR, reasons=(str(exc),)))
-            continue
-        if task.family == "data":
-            loaded.append((folder, task))
-    return loaded, broken
+def prove_data(task_dir: Path, task: Task, sandbox: Sandbox, cfg: ValidateConfig) -> Validation:
+    """Run the task's oracle and perturbed queries in one sandbox run and judge their outputs."""
+    with tempfile.TemporaryDirectory(prefix="trajforge-dataval-") as tmp:
+        empty = Path(tmp) / "empty"
+        empty.mkdir()
+        with sandbox.session(empty, Limits(timeout_s=600, cpu_s=600)) as session:
+            results = run_batch(session, [(task_dir, task)], Path(tmp) / "run")
+    return judge(task, results.get(task.id, {}), cfg.seed)
 
 
 def run_batch(session: SandboxSession, batch: list[tuple[Path, Task]], root: Path) -> Results:
@@ -204,13 +179,13 @@ def _stage(folder: Path, task: Task, dest: Path) -> None:
                     shutil.copyfile(path, dest / path.name)
 
 
-def judge(task: Task, ran: dict[str, dict[str, Any]], backend: str, seed: int) -> Validation:
+def judge(task: Task, ran: dict[str, dict[str, Any]], seed: int) -> Validation:
     """The validation of one task from its scripts' outputs."""
     answer = task.answer or ""
     oracle = ran.get("query.py")
     if oracle is None:
         return Validation(status=Status.ERROR, reasons=("the oracle query produced no result",))
-    evidence = _evidence(ran, backend)
+    evidence = _evidence(ran)
     if oracle.get("error"):
         return Validation(
             status=Status.REJECTED,
@@ -295,18 +270,9 @@ def _perturbed_queries(answer: str, ran: dict[str, dict[str, Any]]) -> dict[str,
     return cells
 
 
-def _evidence(ran: dict[str, dict[str, Any]], backend: str) -> Evidence:
+def _evidence(ran: dict[str, dict[str, Any]]) -> Evidence:
     oracle = ran.get("query.py", {})
     return Evidence(
-        backend=backend,
         oracle_stdout=str(oracle.get("stdout", ""))[:2000],
         seconds={name: row.get("seconds") for name, row in sorted(ran.items())},
     )
-
-
-def write_validation(folder: Path, task: Task, validation: Validation) -> None:
-    """Replace ``task.json`` atomically with the validation filled in."""
-    updated = task.model_copy(update={"validation": validation})
-    staging = folder / ".task.json.tmp"
-    staging.write_text(dump_record(updated) + "\n")
-    os.replace(staging, task_file(folder))

@@ -30,7 +30,7 @@ from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.environments.cache import CACHE_ENV
 from trajforge.verifiers.environments.dockerfile import NODE_IMAGE, dockerfile_lines
 from trajforge.verifiers.validate import run
-from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.verify import verify_files
 
 SESSIONS = Path(__file__).parents[1] / "fixtures" / "sessions" / "repos"

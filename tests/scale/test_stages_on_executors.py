@@ -23,7 +23,7 @@ from trajforge.executors import ExecutorConfig, LocalExecutor, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv import build
 from trajforge.records import Task, load_record
-from trajforge.verifiers.validate import run
+from trajforge.taskdir import task_dirs
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.remote import TaskJob, TaskResult, run_on, validate_job
 
@@ -146,7 +146,7 @@ def test_a_worker_that_always_dies_is_that_tasks_error_row(
             shutil.copytree(folder, out / "tasks" / folder.name)
     ctx = local_context(ValidateConfig(max_mutants=2, oracle_runs=1))
     executor = make_executor("ray", ExecutorConfig(retries=1))
-    dirs = run.task_dirs(out)
+    dirs = task_dirs(out)
     rows = {r.id: r for r in run_on(executor, dirs, ctx, out, worker=crash_on_qa)}
     assert sorted(rows) == [d.name for d in dirs]  # nothing dropped
     qa = [name for name in rows if name.startswith("qa-")]

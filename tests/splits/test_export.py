@@ -88,7 +88,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from trajforge.reconstruct.dataenv import build
     from trajforge.verifiers.validate import run
     from trajforge.verifiers.validate.config import ValidateConfig
-    from trajforge.verifiers.validate.single import Context
+    from trajforge.verifiers.validate.context import Context
 
     sandbox = load_backend("local")
     out = tmp_path_factory.mktemp("graded")

@@ -12,7 +12,7 @@ from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.validate.config import ValidateConfig
-from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.context import Context
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sessions"
 CORPUS = Path(__file__).parents[3] / "shared" / "corpus" / "pi-mono"

@@ -11,6 +11,7 @@ import pytest
 
 from tests.validate.conftest import local_context, pick, tasks_of
 from trajforge.records import Task, Validation, load_record
+from trajforge.verifiers.teacher.teachers import MinedTeacher
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.instruction import finalise
@@ -119,5 +120,5 @@ def test_rewrite_keeps_the_cache_and_a_rejection_restores_the_request(extended: 
     _, after = _one(extended, "extend")
     assert after.instruction == before.instruction and after.request == before.request
     rejected = before.model_copy(update={"validation": Validation(status="rejected")})
-    restored = finalise(task_dir, rejected)
+    restored = finalise(task_dir, rejected, MinedTeacher())
     assert restored.instruction == before.request and restored.request is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajforge.records import Task, TaskSource, Validation, Verifier
+from trajforge.verifiers.teacher.teachers import MinedTeacher
 from trajforge.verifiers.validate.instruction import finalise, interface_section, required_names
 from trajforge.verifiers.validate.interface import python_modules
 from trajforge.verifiers.validate.interface_js import js_modules
@@ -168,14 +169,14 @@ def test_finalise_appends_the_interface_and_keeps_literals_the_request_states(
     tmp_path: Path,
 ) -> None:
     task_dir, task = _task(tmp_path, {"tests/test_shapes.py": PY_TEST}, ORACLE)
-    done = finalise(task_dir, task)
+    done = finalise(task_dir, task, MinedTeacher())
     assert done.request == task.instruction
     section, _ = interface_section(task_dir, task, {"tests/test_shapes.py": PY_TEST})
     assert done.instruction == f"{task.instruction}\n\n{section}\n"
     assert required_names(section) == ("Shape", "area", "unit")
     assert "- `src/pkg/__init__.py` (module `pkg`)" in done.instruction
     assert "test_" not in done.instruction and "square of side 1" not in done.instruction
-    again = finalise(task_dir, done)
+    again = finalise(task_dir, done, MinedTeacher())
     assert again.instruction == done.instruction and again.request == done.request
 
 

@@ -23,11 +23,11 @@ from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv.generate import build as build_data
-from trajforge.registry import SANDBOXES, create
-from trajforge.taskdir import load_task
+from trajforge.registry import create
+from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig
-from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 
 SAMPLES = Path(trajforge.__file__).parent / "samples"
 DATA_TASKS = 20
@@ -55,16 +55,17 @@ def demo(
     with stages.run("data tasks", f"{DATA_TASKS} questions over the bundled tables"):
         data = build_data([], output, count=DATA_TASKS, seed=0)
     dataenv = {"tasks": len(data.ids), "written": len(data.written), "families": data.families}
-    sandbox = create(SANDBOXES, backend, "sandbox")
+    ctx = build_context(ContextSpec(backend, DEMO_CONFIG, out_dir=str(output), probe=False))
+    sandbox = ctx.sandbox
     problem = sandbox.available()
     validation: dict[str, object] = {}
     rows: list[run.TaskRow] = []
     if problem:
         err.print(f"[yellow]sandbox {backend} unavailable, validation skipped:[/yellow] {problem}")
     else:
-        total = len(run.task_dirs(output))
+        total = len(task_dirs(output))
         with stages.run("validate", f"{total} candidates, control matrix in the {backend} sandbox"):
-            validation, rows = _validate(output, sandbox, backend, as_json)
+            validation, rows = _validate(output, ctx, as_json)
     later: dict[str, object] = {"dataenv": dataenv}
     if validation:
         later |= _later_stages(output, sandbox, stages, as_json)
@@ -80,12 +81,10 @@ def demo(
 
 
 def _validate(
-    output: Path, sandbox: Sandbox, backend: str, quiet: bool
+    output: Path, ctx: Context, quiet: bool
 ) -> tuple[dict[str, object], list[run.TaskRow]]:
     """Every candidate through the control matrix; (report, rows)."""
-    image = str(getattr(sandbox, "image", "host"))
-    ctx = Context(sandbox, backend, image, DEMO_CONFIG)
-    total = len(run.task_dirs(output))
+    total = len(task_dirs(output))
     jobs = max(1, min(4, os.cpu_count() or 1))
     bar = progress(iter(range(total)), total, "validate", quiet=quiet)
 
@@ -94,7 +93,11 @@ def _validate(
 
     rows = run.run(output, ctx, jobs, on_done=advance)
     list(bar)  # close the progress bar
-    meta = {"backend": backend, "image": image, "config": DEMO_CONFIG.model_dump(mode="json")}
+    meta = {
+        "backend": ctx.backend,
+        "image": ctx.image,
+        "config": DEMO_CONFIG.model_dump(mode="json"),
+    }
     return report.write_reports(output, meta), rows
 
 
@@ -151,15 +154,17 @@ def _replay_repairs(output: Path, sandbox: Sandbox) -> dict[str, object]:
     """Each accepted repair replayed through the real pi CLI (when installed) and the guard."""
     from trajforge.registry import HARNESSES
     from trajforge.train.replay import replay_task
+    from trajforge.train.rollout_spec import setup_for
 
     version = create(HARNESSES, "pi", "harness").version()
     if version is None:
         return {"skipped": "pi is not installed: run `trajforge harness install`"}
     rewards = {}
+    setup = setup_for("pi", sandbox)
     for task_dir in sorted(p.parent for p in (output / "tasks").glob("repair-*/task.json")):
         task = load_task(task_dir)
         if task.validation.status == "accepted" and task.source.harness == "pi":
-            rewards[task.id] = replay_task(task_dir, "pi", sandbox).reward
+            rewards[task.id] = replay_task(setup, task_dir).reward
     return {"harness": "pi", "version": version, "rewards": rewards}
 
 

@@ -14,12 +14,11 @@ from trajforge.errors import UsageError
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.protocols import Executor, Sandbox
 from trajforge.registry import EXECUTORS, SANDBOXES, create
-from trajforge.taskdir import load_task
-from trajforge.verifiers.teacher.client import parse_spec
+from trajforge.taskdir import load_task, task_dirs
+from trajforge.verifiers.teacher.teachers import check_name
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
-from trajforge.verifiers.validate.remote import make_teacher
-from trajforge.verifiers.validate.single import Context
+from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.verify import verify_answer, verify_files
 
 EXECUTOR_HELP = "|".join(EXECUTORS) + ": where tasks are validated (ray needs the ray extra)."
@@ -33,26 +32,13 @@ def _sandbox(backend: str) -> Sandbox:
     return sandbox
 
 
-def _teacher(teacher: str) -> None:
-    if teacher != "mined" and not teacher.startswith("openai:"):
-        raise UsageError(f"--teacher {teacher!r}: expected mined or openai:MODEL")
-    if teacher != "mined":
-        parse_spec(teacher)
-
-
 def context(
-    backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined", check: bool = True
+    backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined", probe: bool = True
 ) -> Context:
-    """Shared context for the stage: sandbox, backend, image, settings, teacher.
-
-    ``check=False`` (``--executor ray``): the sandbox is made but not probed here — each
-    worker makes and probes its own.
-    """
-    teach = make_teacher(teacher, cfg, out_dir)
-    sandbox = _sandbox(backend) if check else create(SANDBOXES, backend, "sandbox")
-    image = str(getattr(sandbox, "image", "host"))
-    base_dirs = (out_dir.resolve().parent,)
-    return Context(sandbox, backend, image, cfg, base_dirs, teacher, teach)
+    """The stage's context (``probe=False`` with ``--executor ray``: each worker probes its own
+    sandbox); session paths are also looked up beside OUT."""
+    spec = ContextSpec(backend, cfg, teacher, (str(out_dir.resolve().parent),), str(out_dir), probe)
+    return build_context(spec)
 
 
 def _executor(name: str, jobs: int, address: str | None) -> Executor | None:
@@ -87,15 +73,15 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Run every candidate's control matrix; write evidence into task.json and OUT/report.*."""
-    _teacher(teacher)
+    check_name(teacher)
     cfg = load_config(config, overrides)
     if not (out_dir / "tasks").is_dir():
         raise UsageError(
             f"{out_dir}: no tasks/ folder; run `trajforge reconstruct ... -o {out_dir}`"
         )
     executor = _executor(executor_name, jobs, ray_address)
-    ctx = context(backend, cfg, out_dir, teacher, check=executor is None)
-    total = len(run.task_dirs(out_dir))
+    ctx = context(backend, cfg, out_dir, teacher, probe=executor is None)
+    total = len(task_dirs(out_dir))
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),

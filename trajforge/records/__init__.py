@@ -74,6 +74,8 @@ from trajforge.records.validation import (
     Evidence,
     Expect,
     FailToPass,
+    Forbidden,
+    InstructionBrief,
     InstructionEvidence,
     MutantNote,
     MutantRow,
@@ -93,6 +95,7 @@ from trajforge.records.validation import (
     Validation,
     VerifyResult,
     VerifyTest,
+    WrittenInstruction,
 )
 
 __all__ = [
@@ -128,7 +131,9 @@ __all__ = [
     "FailToPass",
     "Family",
     "FileReport",
+    "Forbidden",
     "GitInfo",
+    "InstructionBrief",
     "InstructionEvidence",
     "ManifestTask",
     "MutantNote",
@@ -167,6 +172,7 @@ __all__ = [
     "VerifierKind",
     "VerifyResult",
     "VerifyTest",
+    "WrittenInstruction",
     "canonical_json",
     "dump_record",
     "load_record",

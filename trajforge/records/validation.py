@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from enum import StrEnum
 from typing import Literal
 
@@ -495,3 +496,54 @@ class VerifyResult(BaseModel):
     """Code families: exit code of the check."""
     detail: str = ""
     """Code families: why the run is an error or timeout."""
+
+
+class Forbidden(BaseModel):
+    """What an instruction must not mention, each with the label used in reasons."""
+
+    model_config = FROZEN
+
+    names: tuple[str, ...] = ()
+    """Hidden test function / class names and JS/TS test titles."""
+    files: tuple[str, ...] = ()
+    """Hidden test file paths, base names and stems."""
+    literals: tuple[str, ...] = ()
+    """Expected values of the hidden assertions, as text."""
+
+    def items(self) -> Iterator[tuple[str, str]]:
+        """(label, item) pairs in a stable order."""
+        yield from (("hidden test", n) for n in self.names)
+        yield from (("hidden test file", f) for f in self.files)
+        yield from (("expected value", v) for v in self.literals)
+
+    def listing(self) -> list[str]:
+        """Human-readable lines, for the teacher's prompt."""
+        return [f"{label}: {item}" for label, item in self.items()]
+
+
+class InstructionBrief(BaseModel):
+    """What a teacher is given to write an accepted task's instruction."""
+
+    model_config = FROZEN
+
+    family: str
+    """Task family."""
+    request: str
+    """The session's request, as recorded."""
+    interface: str
+    """The offline ``## Interface`` section (markdown)."""
+    required: tuple[str, ...]
+    """Names the instruction must state."""
+    forbidden: Forbidden
+    """What it must never mention."""
+
+
+class WrittenInstruction(BaseModel):
+    """A teacher's instruction and what writing it cost."""
+
+    model_config = FROZEN
+
+    text: str
+    """The instruction."""
+    usage: TeacherUsage | None = None
+    """Tokens and cost of the call."""

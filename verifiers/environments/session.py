@@ -56,6 +56,7 @@ class EnvSandbox:
     ) -> None:
         self.inner = inner
         self.name = inner.name
+        self.image = inner.image
         self.recipes = tuple(recipes)
         self.env_root = env_root.rstrip("/")
         """Where the environment folder is inside the sandbox."""

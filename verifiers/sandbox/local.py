@@ -98,6 +98,7 @@ class LocalSandbox:
     """Namespaces + rlimits on this machine; needs Linux, root and util-linux."""
 
     name = "local"
+    image = "host"
 
     def __init__(self, expose: Sequence[Path] = ()) -> None:
         self.expose = tuple(str(Path(p).resolve()) for p in expose)

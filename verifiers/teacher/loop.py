@@ -3,30 +3,41 @@ survived.
 
 Round n writes the teacher's test files into the task's ``tests/`` folder, points the verifier
 at them (``python3 -m pytest -q -p no:cacheprovider FILES``) and runs the existing control
-matrix. A rejection the teacher can fix (tests that pass on the stub, the empty or starting
-workspace, surviving mutants, tests that fail on the reference) goes back to it, verbatim,
-for up to ``teacher_rounds`` rounds. ``validation.evidence["teacher"]`` is ``openai:MODEL`` (a
-string, as for ``mined``: dataset versions read it); rounds, tokens, cost and the final verdict
-go into ``validation.evidence["teacher_loop"]``.
+matrix (validation's ``prove``, handed in: the teacher never calls the judge by name). A
+rejection the teacher can fix (tests that pass on the stub, the empty or starting workspace,
+surviving mutants, tests that fail on the reference) goes back to it, verbatim, for up to
+``teacher_rounds`` rounds. ``evidence.teacher`` is ``openai:MODEL`` (as it is ``mined`` for the
+offline teacher: dataset versions read it); rounds, tokens, cost and the final verdict go into
+``evidence.teacher_loop`` (:class:`~trajforge.records.TeacherLoop`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajforge.protocols import Prove
 from trajforge.records import (
-    CODE_FAMILIES,
+    InstructionBrief,
     Status,
     Task,
     TeacherLoop,
     TeacherRound,
     TeacherUsage,
     Validation,
+    WrittenInstruction,
 )
-from trajforge.verifiers.teacher.client import Answer, Prices, TeacherClient, TeacherError
+from trajforge.taskdir import HIDDEN_DIR
+from trajforge.verifiers.teacher.client import (
+    Answer,
+    Prices,
+    TeacherClient,
+    TeacherError,
+    parse_spec,
+)
 from trajforge.verifiers.teacher.prompts import (
     INSTRUCTION_SYSTEM,
     SYSTEM,
@@ -36,13 +47,11 @@ from trajforge.verifiers.teacher.prompts import (
     parse_answer,
     parse_instruction,
 )
+from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.files import read_tree, write_tree
-from trajforge.verifiers.validate.instruction import Brief, Written
-from trajforge.verifiers.validate.single import HIDDEN_DIR, Context, judge_task, prepare
 
 log = logging.getLogger(__name__)
 HIDDEN_NAME = "test_hidden.py"
-FAMILIES = CODE_FAMILIES
 _FIXABLE = ("passes", "mutant kill rate", "oracle fails", "oracle flaked", "verdict unknown")
 
 
@@ -149,11 +158,18 @@ def _fixable(validation: Validation) -> bool:
     )
 
 
-def teach(
-    task_dir: Path, task: Task, ctx: Context, client: TeacherClient, prices: Prices
-) -> tuple[Task, Validation]:
+@dataclass(frozen=True)
+class _Asking:
+    """One task's conversation with the teacher: its client, its record and the round limit."""
+
+    client: TeacherClient
+    record: Record
+    rounds: int
+
+
+def teach(task_dir: Path, task: Task, prove: Prove, asking: _Asking) -> tuple[Task, Validation]:
     """Hidden tests for one task from the teacher; the task (new verifier) and its validation."""
-    record = Record(client.model, prices)
+    record, model = asking.record, asking.client.model
     workspace = read_tree(task_dir / task.workspace)
     oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
     problem = _unsuitable(task, changed_sources(task, workspace, oracle))
@@ -163,38 +179,33 @@ def teach(
     prompt = first_prompt(task, workspace, oracle, HIDDEN_NAME)
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
     try:
-        return _rounds(task_dir, task, ctx, client, messages, record)
+        return _rounds(task_dir, task, prove, asking, messages)
     except TeacherError as exc:
-        reason = f"teacher boundary (openai:{client.model}): {exc}"
+        reason = f"teacher boundary (openai:{model}): {exc}"
         return task, _stamp(Validation(status=Status.ERROR, reasons=(reason,)), record)
 
 
 def _rounds(
-    task_dir: Path,
-    task: Task,
-    ctx: Context,
-    client: TeacherClient,
-    messages: list[dict[str, str]],
-    record: Record,
+    task_dir: Path, task: Task, prove: Prove, asking: _Asking, messages: list[dict[str, str]]
 ) -> tuple[Task, Validation]:
     validation = Validation(status=Status.REJECTED, reasons=("teacher: no round ran",))
     current = task
-    for _ in range(ctx.config.teacher_rounds):
-        answer = client.ask(messages)
+    for _ in range(asking.rounds):
+        answer = asking.client.ask(messages)
         hidden, problems = parse_answer(answer.text)
         if problems or not hidden:
             validation = Validation(
                 status=Status.REJECTED, reasons=tuple(f"teacher: {p}" for p in problems)
             )
-            record.add(answer, validation, [], [])
+            asking.record.add(answer, validation, [], [])
             reply = "\n".join(["Your answer could not be used:", *problems])
         else:
             _install(task_dir, hidden)
             current = _with_tests(task, hidden)
-            validation = judge_task(task_dir, current, hidden, ctx)
+            validation = prove(current, hidden)
             lost = survivors(validation)
-            record.add(answer, validation, lost, sorted(hidden))
-            if validation.status == "accepted" or not _fixable(validation):
+            asking.record.add(answer, validation, lost, sorted(hidden))
+            if validation.accepted or not _fixable(validation):
                 break
             reply = feedback(validation)
         messages = [
@@ -202,7 +213,7 @@ def _rounds(
             {"role": "assistant", "content": answer.text},
             {"role": "user", "content": reply},
         ]
-    return current, _stamp(validation, record)
+    return current, _stamp(validation, asking.record)
 
 
 def _stamp(validation: Validation, record: Record) -> Validation:
@@ -218,24 +229,32 @@ def _stamp(validation: Validation, record: Record) -> Validation:
     return validation.model_copy(update={"evidence": evidence, "reasons": reasons})
 
 
-class Teacher:
-    """The ``Context.teach`` hook: build / extend / repair tasks get the teacher's tests;
-    other families (qa) keep the offline checks of the mined path. Also the instruction
-    writer of accepted tasks (:class:`~trajforge.verifiers.validate.instruction.InstructionWriter`).
-    """
+class OpenAITeacher:
+    """``openai:MODEL``: build / extend / repair tests written by a model, proven by the
+    control matrix, retried with what survived; also writes accepted tasks' instructions."""
 
-    def __init__(self, client: TeacherClient, prices: Prices) -> None:
+    def __init__(self, client: TeacherClient, prices: Prices, rounds: int) -> None:
         self.client = client
         self.prices = prices
+        self.rounds = rounds
+        self.name = f"openai:{client.model}"
 
-    def __call__(self, task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
-        """Validate one task through the teacher (or the mined path for other families)."""
-        if task.family not in FAMILIES:
-            task, hidden = prepare(task_dir, task)
-            return task, judge_task(task_dir, task, hidden, ctx)
-        return teach(task_dir, task, ctx, self.client, self.prices)
+    @classmethod
+    def from_spec(cls, name: str, cfg: ValidateConfig, out_dir: Path) -> OpenAITeacher:
+        """``openai:MODEL``: a client on this process's ``OPENAI_*`` environment, its answer
+        cache under ``out_dir``, the prices and limits of ``cfg``."""
+        model = parse_spec(name)
+        timeout, concurrency = cfg.teacher_timeout_s, cfg.teacher_concurrency
+        client = TeacherClient(model, dict(os.environ), out_dir, timeout, concurrency)
+        prices = Prices(cfg.teacher_usd_per_mtok_in, cfg.teacher_usd_per_mtok_out)
+        return cls(client, prices, cfg.teacher_rounds)
 
-    def write_instruction(self, brief: Brief) -> Written:
+    def hidden_tests(self, task_dir: Path, task: Task, prove: Prove) -> tuple[Task, Validation]:
+        """Ask → prove → feed back, for up to ``rounds`` rounds."""
+        asking = _Asking(self.client, Record(self.client.model, self.prices), self.rounds)
+        return teach(task_dir, task, prove, asking)
+
+    def write_instruction(self, brief: InstructionBrief) -> WrittenInstruction:
         """The agent-facing instruction, from the request, interface and what must not leak."""
         messages = [
             {"role": "system", "content": INSTRUCTION_SYSTEM},
@@ -243,4 +262,4 @@ class Teacher:
         ]
         answer = self.client.ask(messages)
         usage = Record(self.client.model, self.prices).usage(answer)
-        return Written(parse_instruction(answer.text), usage)
+        return WrittenInstruction(text=parse_instruction(answer.text), usage=usage)

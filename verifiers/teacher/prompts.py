@@ -10,8 +10,7 @@ import jinja2
 
 from trajforge import pyast
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import Task
-from trajforge.verifiers.validate.instruction import Brief
+from trajforge.records import InstructionBrief, Task
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("trajforge.verifiers.teacher", "prompts"),
@@ -92,7 +91,7 @@ def first_prompt(
     )
 
 
-def instruction_prompt(brief: Brief) -> str:
+def instruction_prompt(brief: InstructionBrief) -> str:
     """The request for an agent-facing instruction (``instruction.j2``)."""
     return _ENV.get_template("instruction.j2").render(
         family=brief.family,

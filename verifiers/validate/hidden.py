@@ -11,10 +11,16 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from trajforge import pyast
+from trajforge.records import Task
+from trajforge.taskdir import HIDDEN_DIR
+from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
+from trajforge.verifiers.validate.files import read_tree, write_tree
 
 _JS_ASSERT = re.compile(r"\b(expect|assert(?:\.\w+)?)\s*\(")
 _JS_TRIVIAL = re.compile(
@@ -147,3 +153,32 @@ def weakening(path: str, final: str, earlier: Sequence[str]) -> list[str]:
 def mined_tests(tests: Sequence[str], oracle: dict[str, str]) -> dict[str, str]:
     """The hidden tests: the oracle's version of each test file the agent wrote or changed."""
     return {path: oracle[path] for path in tests if path in oracle}
+
+
+def is_derived(path: str) -> bool:
+    """A hidden test file derived from the oracle by validation (:mod:`.derive`)."""
+    return path.rsplit("/", 1)[-1] == DERIVED_FILE
+
+
+def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
+    """Mine hidden tests into ``tests/`` (the oracle's versions) and mark the verifier.
+
+    Returns the mined tests. A derived test file validation wrote earlier stays in ``tests/``
+    (and in the verifier's list) while the mined tests are unchanged; validation re-derives it.
+    """
+    if task.family == "qa" or task.verifier.kind in ("none", "answer") or not task.oracle:
+        return task, {}
+    hidden = mined_tests(task.verifier.tests, read_tree(task_dir / task.oracle))
+    if not hidden:
+        return task, {}
+    target = task_dir / HIDDEN_DIR
+    current = read_tree(target)
+    derived = {p for p in current if is_derived(p)}
+    if {p: t for p, t in current.items() if p not in derived} != hidden:
+        staging = write_tree(task_dir / f".{HIDDEN_DIR}.staging", hidden)
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+        derived = set()
+    names = tuple(sorted({*hidden, *derived}))
+    verifier = task.verifier.model_copy(update={"kind": "tests", "tests": names})
+    return task.model_copy(update={"verifier": verifier}), hidden

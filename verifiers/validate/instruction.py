@@ -17,17 +17,17 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from trajforge.errors import TrajforgeError
-from trajforge.records import InstructionEvidence, Task, TeacherUsage, Validation
+from trajforge.protocols import Teacher
+from trajforge.records import InstructionBrief, InstructionEvidence, Task, Validation
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.interface import Module, python_modules
 from trajforge.verifiers.validate.interface_js import js_modules
-from trajforge.verifiers.validate.leaks import Forbidden, drop_leaks, forbidden, leaks, mentions
+from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, mentions
 
 log = logging.getLogger(__name__)
 REWRITE_VERSION = 1
@@ -35,39 +35,6 @@ REWRITE_VERSION = 1
 KEEP = ("qa", "data")
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
-
-
-@dataclass(frozen=True)
-class Brief:
-    """What an instruction writer is given."""
-
-    family: str
-    """Task family."""
-    request: str
-    """The session's request, as recorded."""
-    interface: str
-    """The offline ``## Interface`` section (markdown)."""
-    required: tuple[str, ...]
-    """Names the instruction must state."""
-    forbidden: Forbidden
-    """What it must never mention."""
-
-
-@dataclass(frozen=True)
-class Written:
-    """A writer's instruction and its accounting (tokens, cost, cache) for the evidence."""
-
-    text: str
-    usage: TeacherUsage | None = None
-
-
-@runtime_checkable
-class InstructionWriter(Protocol):
-    """Something that writes the instruction from a brief (the openai teacher)."""
-
-    def write_instruction(self, brief: Brief) -> Written:
-        """The instruction; raises TrajforgeError when it cannot."""
-        ...
 
 
 class _Tree:
@@ -164,12 +131,14 @@ def _restored(task: Task) -> Task:
     return task.model_copy(update={"instruction": task.request, "request": None})
 
 
-def _by_writer(writer: InstructionWriter, brief: Brief) -> tuple[str | None, dict[str, Any]]:
-    """The writer's text when it is usable, else None and the reason."""
+def _by_writer(teacher: Teacher, brief: InstructionBrief) -> tuple[str | None, dict[str, Any]]:
+    """The teacher's text when it is usable, else None and the reason."""
     try:
-        written = writer.write_instruction(brief)
+        written = teacher.write_instruction(brief)
     except TrajforgeError as exc:
         return None, {"fallback": f"teacher failed, offline rewrite used: {exc}"}
+    if written is None:  # an offline teacher: nothing to check
+        return None, {}
     info: dict[str, Any] = {"teacher": written.usage}
     found = leaks(written.text, brief.forbidden)
     missing = [n for n in brief.required if not mentions(written.text, n)]
@@ -188,13 +157,13 @@ def _with_info(task: Task, info: InstructionEvidence) -> Validation:
     return task.validation.model_copy(update={"evidence": evidence})
 
 
-def finalise(task_dir: Path, task: Task, writer: object | None = None) -> Task:
+def finalise(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     """The task with its agent-facing instruction for its (final) validation; never raises
     for unreadable task files (the request is kept and the reason recorded)."""
     if task.validation.status != "accepted" or task.family in KEEP:
         return _restored(task)
     try:
-        return _rewrite(task_dir, task, writer)
+        return _rewrite(task_dir, task, teacher)
     except (OSError, ValueError, RecursionError) as exc:
         log.warning("task %s: instruction not rewritten", task.id, exc_info=True)
         info = InstructionEvidence(
@@ -204,7 +173,7 @@ def finalise(task_dir: Path, task: Task, writer: object | None = None) -> Task:
         return restored.model_copy(update={"validation": _with_info(restored, info)})
 
 
-def _rewrite(task_dir: Path, task: Task, writer: object | None) -> Task:
+def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     request = task.request if task.request is not None else task.instruction
     hidden = hidden_tests(task_dir, task)
     section, notes = interface_section(task_dir, task, hidden)
@@ -212,9 +181,15 @@ def _rewrite(task_dir: Path, task: Task, writer: object | None) -> Task:
     offline = f"{request.rstrip()}\n\n{section}\n" if section else request
     info: dict[str, Any] = {"version": REWRITE_VERSION, "rewrite": "offline", "notes": notes}
     text: str | None = None
-    if isinstance(writer, InstructionWriter) and section:
-        brief = Brief(task.family, request, section, required_names(section), items)
-        text, extra = _by_writer(writer, brief)
+    if section:
+        brief = InstructionBrief(
+            family=task.family,
+            request=request,
+            interface=section,
+            required=required_names(section),
+            forbidden=items,
+        )
+        text, extra = _by_writer(teacher, brief)
         info.update(extra)
         info["rewrite"] = "teacher" if text is not None else "offline"
     if text is None:

@@ -15,12 +15,12 @@ import ast
 import posixpath
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 
 import tree_sitter
 
 from trajforge import pyast
 from trajforge.oracles import treesitter
+from trajforge.records import Forbidden
 
 _TRIVIAL_NUMBERS = frozenset({"0", "1", "0.0", "1.0", "-0", "-0.0"})
 _PY_EQUAL_CALLS = frozenset({"assertEqual", "assertEquals", "assertAlmostEqual", "approx"})
@@ -28,28 +28,6 @@ _JS_MATCHERS = frozenset({"toBe", "toEqual", "toStrictEqual", "toBeCloseTo"})
 _JS_ASSERTS = frozenset({"equal", "strictEqual", "deepEqual", "deepStrictEqual"})
 _JS_CASES = frozenset({"it", "test", "describe"})
 _JS_LITERALS = frozenset({"number", "string", "array", "object", "unary_expression", "pair"})
-
-
-@dataclass(frozen=True)
-class Forbidden:
-    """Things the instruction must not mention, each with the label used in reasons."""
-
-    names: tuple[str, ...] = ()
-    """Hidden test function / class names and JS/TS test titles."""
-    files: tuple[str, ...] = ()
-    """Hidden test file paths, base names and stems."""
-    literals: tuple[str, ...] = ()
-    """Expected values of the hidden assertions, as text."""
-
-    def items(self) -> Iterator[tuple[str, str]]:
-        """(label, item) pairs in a stable order."""
-        yield from (("hidden test", n) for n in self.names)
-        yield from (("hidden test file", f) for f in self.files)
-        yield from (("expected value", v) for v in self.literals)
-
-    def listing(self) -> list[str]:
-        """Human-readable lines, for the teacher's prompt."""
-        return [f"{label}: {item}" for label, item in self.items()]
 
 
 def _pattern(item: str) -> re.Pattern[str]:
@@ -218,7 +196,7 @@ def forbidden(hidden: Mapping[str, str], request: str) -> Forbidden:
     def keep(items: list[str]) -> tuple[str, ...]:
         return tuple(i for i in dict.fromkeys(items) if i and not mentions(request, i))
 
-    return Forbidden(keep(names), keep(files), keep(literals))
+    return Forbidden(names=keep(names), files=keep(files), literals=keep(literals))
 
 
 def leak_in(line: str, items: Forbidden) -> str | None:

@@ -27,34 +27,23 @@ from pathlib import Path
 from typing import overload
 
 from trajforge.errors import RecordError, SandboxError
-from trajforge.protocols import Executor, Sandbox, WorkOutcome
-from trajforge.records import VERDICTS, Status, Task, Validation, dump_record, load_record
-from trajforge.registry import SANDBOXES, create
-from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.protocols import Executor, WorkOutcome
+from trajforge.records import VERDICTS, Status, Validation
+from trajforge.taskdir import load_task, save_task
+from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
 from trajforge.verifiers.validate.instruction import finalise
 from trajforge.verifiers.validate.run import TaskRow, row_of, validate_dir
-from trajforge.verifiers.validate.single import HIDDEN_DIR, Context, finish, key_of, prepare
+from trajforge.verifiers.validate.single import HIDDEN_DIR, finish, key_of
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class WorkerSpec:
-    """What a worker needs to rebuild the validation context: names and settings only."""
-
-    backend: str
-    config: ValidateConfig
-    teacher: str
-    base_dirs: tuple[str, ...]
-    out_dir: str
 
 
 @dataclass(frozen=True)
 class TaskJob:
     """One task to validate: its folder name and every file in it (relative path → bytes)."""
 
-    spec: WorkerSpec
+    spec: ContextSpec
     name: str
     files: tuple[tuple[str, bytes], ...]
 
@@ -68,40 +57,19 @@ class TaskResult:
     hidden: dict[str, bytes] | None
 
 
-def spec_of(ctx: Context, out: Path) -> WorkerSpec:
+def spec_of(ctx: Context, out: Path) -> ContextSpec:
     """The worker spec of a driver context (the driver's cwd joins the session search dirs)."""
-    dirs = (str(Path.cwd()), *(str(d) for d in ctx.base_dirs))
-    return WorkerSpec(ctx.backend, ctx.config, ctx.teacher, dirs, str(out.resolve()))
-
-
-Teach = Callable[[Path, Task, Context], tuple[Task, Validation]]
-
-
-def make_teacher(teacher: str, cfg: ValidateConfig, out_dir: Path) -> Teach | None:
-    """The openai teacher hook (this process's ``OPENAI_*`` environment); None for mined."""
-    if teacher == "mined":
-        return None
-    from trajforge.verifiers.teacher.client import Prices, TeacherClient, parse_spec
-    from trajforge.verifiers.teacher.loop import Teacher
-
-    model = parse_spec(teacher)
-    timeout, concurrency = cfg.teacher_timeout_s, cfg.teacher_concurrency
-    client = TeacherClient(model, dict(os.environ), out_dir, timeout, concurrency)
-    return Teacher(client, Prices(cfg.teacher_usd_per_mtok_in, cfg.teacher_usd_per_mtok_out))
+    return ctx.spec(out.resolve(), (str(Path.cwd()),))
 
 
 @functools.lru_cache(maxsize=4)
-def worker_context(spec: WorkerSpec) -> Context:
-    """This worker process's context: its own sandbox backend, made once per spec."""
-    sandbox: Sandbox = create(SANDBOXES, spec.backend, "sandbox")
-    problem = sandbox.available()
-    if problem:
-        node = os.uname().nodename
-        raise SandboxError(f"sandbox {spec.backend} is not usable on {node}: {problem}")
-    image = str(getattr(sandbox, "image", "host"))
-    teach = make_teacher(spec.teacher, spec.config, Path(spec.out_dir))
-    base_dirs = tuple(Path(d) for d in spec.base_dirs)
-    return Context(sandbox, spec.backend, image, spec.config, base_dirs, spec.teacher, teach)
+def worker_context(spec: ContextSpec) -> Context:
+    """This worker process's context: built from the spec once per process (its own sandbox,
+    probed here: a node without it fails naming itself)."""
+    try:
+        return build_context(spec)
+    except SandboxError as exc:
+        raise SandboxError(f"{exc} (on {os.uname().nodename})") from None
 
 
 def read_files(root: Path) -> dict[str, bytes]:
@@ -148,7 +116,7 @@ def _changes(row: TaskRow, before: dict[str, bytes], after: dict[str, bytes]) ->
 class _Jobs(Sequence[TaskJob]):
     """Task folders read only when the executor submits them (bounded memory)."""
 
-    def __init__(self, spec: WorkerSpec, dirs: list[Path]) -> None:
+    def __init__(self, spec: ContextSpec, dirs: list[Path]) -> None:
         self.spec, self.dirs = spec, dirs
 
     def __len__(self) -> int:
@@ -169,9 +137,7 @@ class _Jobs(Sequence[TaskJob]):
 def cached_row(task_dir: Path, ctx: Context) -> TaskRow | None:
     """The row of a task whose stored validation is still valid; None when it must run."""
     try:
-        task = load_record(Task, task_dir / TASK_FILE)
-        if ctx.teach is None:
-            task, _ = prepare(task_dir, task)
+        task = load_task(task_dir)
         key, _ = key_of(task_dir, task, ctx)
     except (RecordError, OSError, ValueError):
         return None  # the worker's validate_dir reports it as this task's error
@@ -225,7 +191,7 @@ def _worker_failed(
     """Record a task whose worker failed on every attempt as its ``error`` validation."""
     reason = f"worker failed after {done.attempts} attempt(s): {done.error}"
     try:
-        task = load_record(Task, task_dir / TASK_FILE)
+        task = load_task(task_dir)
     except RecordError as exc:
         return TaskRow(
             id=task_dir.name,
@@ -237,6 +203,6 @@ def _worker_failed(
     validation = finish(
         Validation(status=Status.ERROR, reasons=(reason,)), task, "", "", ctx, started
     )
-    task = finalise(task_dir, task.model_copy(update={"validation": validation}))
-    write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
+    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teacher)
+    save_task(task_dir, task)
     return row_of(task, False, time.monotonic() - started)

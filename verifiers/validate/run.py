@@ -11,27 +11,20 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.errors import RecordError, SandboxError, UsageError
+from trajforge.errors import RecordError, SandboxError
 from trajforge.protocols import Executor
-from trajforge.records import VERDICTS, Status, Task, Validation, dump_record, load_record
-from trajforge.taskdir import task_dirs
+from trajforge.records import VERDICTS, Family, Status, Task, Validation
+from trajforge.taskdir import TASK_FILE, load_task, save_task, task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
-from trajforge.verifiers.validate.files import TASK_FILE, write_atomic
+from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.single import (
-    Context,
-    finish,
-    judge_task,
-    key_of,
-    prepare,
-    sync_tests,
-)
+from trajforge.verifiers.validate.single import JUDGES, finish, key_of
 
 log = logging.getLogger(__name__)
 
@@ -84,38 +77,31 @@ def row_of(task: Task, cached: bool, wall: float) -> TaskRow:
 
 
 def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
-    """Validate one task folder and write its task.json; never raises for a bad task."""
+    """Validate one task folder through its family's judge and write its task.json; never
+    raises for a bad task (its error is the recorded validation)."""
     started = time.monotonic()
     try:
-        task = load_record(Task, task_dir / TASK_FILE)
+        task = load_task(task_dir)
     except RecordError as exc:
         return TaskRow(
             id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=(str(exc),)
         )
     key = files_hash = ""
     try:
-        hidden: dict[str, str] = {}
-        if ctx.teach is None:
-            task, hidden = prepare(task_dir, task)
         key, files_hash = key_of(task_dir, task, ctx)
         stored = task.validation
         if stored.status in VERDICTS and stored.evidence.cache_key == key:
             return row_of(task, True, time.monotonic() - started)
-        if ctx.teach is None:
-            validation = judge_task(task_dir, task, hidden, ctx)
-            task = sync_tests(task_dir, task)
-            key, files_hash = key_of(task_dir, task, ctx)
-        else:
-            task, validation = ctx.teach(task_dir, task, ctx)
-            key, files_hash = key_of(task_dir, task, ctx)
+        task, validation = JUDGES[task.family](task_dir, task, ctx)
+        key, files_hash = key_of(task_dir, task, ctx)
     except SandboxError as exc:
         validation = Validation(status=Status.ERROR, reasons=(f"sandbox: {exc}",))
     except Exception as exc:  # one broken task never stops the others; its error is recorded
         log.warning("task %s failed", task_dir.name, exc_info=True)
         validation = Validation(status=Status.ERROR, reasons=(f"{type(exc).__name__}: {exc}",))
     validation = finish(validation, task, key, files_hash, ctx, started)
-    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teach)
-    write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
+    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teacher)
+    save_task(task_dir, task)
     return row_of(task, False, time.monotonic() - started)
 
 
@@ -125,71 +111,36 @@ def run(
     jobs: int = 1,
     on_done: Callable[[TaskRow], None] | None = None,
     executor: Executor | None = None,
+    only: Collection[Family] | None = None,
 ) -> list[TaskRow]:
-    """Validate every task under ``out``; rows in task-id order.
+    """Validate every task under ``out`` (of the ``only`` families); rows in task-id order.
 
     With no ``executor``, tasks run in this process (``jobs`` threads share ``ctx``); with one
     (``--executor ray``), each task is a work item (:mod:`.remote`) and this process writes
-    what it changed. Data-analysis tasks are validated here in one batch either way. Before
-    any task, the sandbox's task runtime is checked (TaskEnvironmentError when it lacks what
-    these families need).
+    what it changed. Before any task, the sandbox's task runtime is checked
+    (TaskEnvironmentError when it lacks what these families need).
     """
     clean_leftovers(out)
-    dirs = task_dirs(out)
-    families = {d: _family(d) for d in dirs}
-    check_runtime(ctx.sandbox, ctx.backend, needs_of(families.values()))
-    data = [d for d in dirs if families[d] == "data"]
-    rows: dict[str, TaskRow] = {}
-    todo = [d for d in dirs if d not in data]
+    families = {d: _family(d) for d in task_dirs(out)}
+    dirs = [d for d, f in families.items() if only is None or f in only]
+    check_runtime(ctx.sandbox, ctx.backend, needs_of(families[d] for d in dirs))
     if executor is None:
-        found = _iterate(todo, ctx, max(1, jobs))
+        found = _iterate(dirs, ctx, max(1, jobs))
     else:
         from trajforge.verifiers.validate.remote import run_on
 
-        found = run_on(executor, todo, ctx, out)
+        found = run_on(executor, dirs, ctx, out)
+    rows: dict[str, TaskRow] = {}
     for row in found:
-        rows[row.id] = row
-        if on_done is not None:
-            on_done(row)
-    for row in _validate_data(out, data, ctx):
         rows[row.id] = row
         if on_done is not None:
             on_done(row)
     return [rows[k] for k in sorted(rows)]
 
 
-def _validate_data(out: Path, data: list[Path], ctx: Context) -> list[TaskRow]:
-    """Data-analysis tasks: their stored polars queries re-executed in one batch, cached by the
-    same content key as every other task (a changed file re-validates the batch)."""
-    if not data:
-        return []
-    loaded = [(d, load_record(Task, d / TASK_FILE)) for d in data]
-    keys = {d: key_of(d, task, ctx)[0] for d, task in loaded}
-    cached = all(
-        t.validation.status in VERDICTS and t.validation.evidence.cache_key == keys[d]
-        for d, t in loaded
-    )
-    if not cached:
-        from trajforge.verifiers.dataenv_validate import validate_tasks
-
-        try:
-            validate_tasks(out, backend=ctx.backend, seed=ctx.config.seed)
-            problem = None
-        except (UsageError, SandboxError) as exc:  # e.g. no polars in the docker image
-            problem = Validation(status=Status.ERROR, reasons=(f"data tasks: {exc}",))
-        for task_dir in data:
-            task = load_record(Task, task_dir / TASK_FILE)
-            stored = problem or task.validation
-            evidence = stored.evidence.model_copy(update={"cache_key": keys[task_dir]})
-            validation = stored.model_copy(update={"evidence": evidence})
-            task = task.model_copy(update={"validation": validation})
-            write_atomic(task_dir / TASK_FILE, dump_record(task) + "\n")
-    return [row_of(load_record(Task, d / TASK_FILE), cached, 0.0) for d in data]
-
-
 def _family(task_dir: Path) -> str:
     try:
-        return load_record(Task, task_dir / TASK_FILE).family
+        return load_task(task_dir).family
     except RecordError:
         return "?"  # validate_dir reports it
 

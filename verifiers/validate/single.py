@@ -1,97 +1,50 @@
-"""Validate one task folder: mine hidden tests, run the control matrix, apply the rules.
+"""Judge one task: every family through :data:`JUDGES`, one judge per family.
 
-Never raises for a bad task: the outcome is a :class:`~trajforge.records.Validation` with a
-status from the closed set (accepted / rejected / error / timeout) and precise reasons.
+Code families (build / extend / repair): the context's teacher writes the hidden tests and
+:func:`prove_code` — the control matrix — proves them; qa: the answer checker against the
+answer key's (or the value's) controls; data: the stored queries re-run in the sandbox. Each
+returns a :class:`~trajforge.records.Validation` with a :class:`~trajforge.records.Status` and
+precise reasons; the stage (:mod:`.run`) adds the evidence every task carries (:func:`finish`).
 """
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from trajforge import __version__
-from trajforge.protocols import Sandbox
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import CODE_FAMILIES, Evidence, Reason, Status, Task, Validation
+from trajforge.records import CODE_FAMILIES, Evidence, Family, Reason, Status, Task, Validation
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
 from trajforge.verifiers.validate import qa
-from trajforge.verifiers.validate.config import ValidateConfig
+from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.derive import Strengthened
-from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.evidence import matrix_controls
-from trajforge.verifiers.validate.files import (
-    cache_key,
-    content_hash,
-    layered,
-    read_tree,
-    write_tree,
-)
-from trajforge.verifiers.validate.hidden import mined_tests, weakening
+from trajforge.verifiers.validate.files import cache_key, content_hash, layered, read_tree
+from trajforge.verifiers.validate.hidden import is_derived, weakening
 from trajforge.verifiers.validate.history import Episode, load_episode
 from trajforge.verifiers.validate.inputs import static_inputs
 from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 from trajforge.verifiers.validate.qa_key import judge_keyed
 
-JUDGE_VERSION = 2
+JUDGE_VERSION = 3
 """Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
-as workspace_incomplete before any run; keyed qa): part of every validation cache key."""
+as workspace_incomplete before any run; keyed qa; 3: typed evidence, every family through
+:data:`JUDGES`, the teacher's name in every key): part of every validation cache key."""
 
-
-@dataclass(frozen=True)
-class Context:
-    """What every task's validation shares."""
-
-    sandbox: Sandbox
-    backend: str
-    image: str
-    config: ValidateConfig
-    base_dirs: tuple[Path, ...] = ()
-    teacher: str = "mined"
-    """``mined`` or ``openai:MODEL`` (part of the cache key when not mined)."""
-    teach: Callable[[Path, Task, Context], tuple[Task, Validation]] | None = None
-    """Writes a task's hidden tests and validates it; None: the mined teacher."""
+Judge = Callable[[Path, Task, Context], tuple[Task, Validation]]
+"""A family's judge: the task as validation leaves it (hidden tests, verifier) and its verdict."""
 
 
 def folders(task: Task) -> list[str]:
     """Folders of the task whose files the evidence is tied to."""
     names = [task.workspace, HIDDEN_DIR, *task.probes]
     return names + ([task.oracle] if task.oracle else [])
-
-
-def is_derived(path: str) -> bool:
-    """A hidden test file derived from the oracle by validation (:mod:`.derive`)."""
-    return path.rsplit("/", 1)[-1] == DERIVED_FILE
-
-
-def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
-    """Mine hidden tests into ``tests/`` (the oracle's versions) and mark the verifier.
-
-    Returns the mined tests. A derived test file validation wrote earlier stays in ``tests/``
-    (and in the verifier's list) while the mined tests are unchanged; validation re-derives it.
-    """
-    if task.family == "qa" or task.verifier.kind in ("none", "answer") or not task.oracle:
-        return task, {}
-    hidden = mined_tests(task.verifier.tests, read_tree(task_dir / task.oracle))
-    if not hidden:
-        return task, {}
-    target = task_dir / HIDDEN_DIR
-    current = read_tree(target)
-    derived = {p for p in current if is_derived(p)}
-    if {p: t for p, t in current.items() if p not in derived} != hidden:
-        staging = write_tree(task_dir / f".{HIDDEN_DIR}.staging", hidden)
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-        derived = set()
-    names = tuple(sorted({*hidden, *derived}))
-    verifier = task.verifier.model_copy(update={"kind": "tests", "tests": names})
-    return task.model_copy(update={"verifier": verifier}), hidden
 
 
 def install_derived(task_dir: Path, done: Strengthened | None) -> str | None:
@@ -128,8 +81,7 @@ def key_of(task_dir: Path, task: Task, ctx: Context) -> tuple[str, str]:
     settings["instruction_rewrite"] = REWRITE_VERSION
     settings["answer_checker"] = CHECKER_VERSION
     settings["judge"] = JUDGE_VERSION
-    if ctx.teacher != "mined":
-        settings["teacher"] = ctx.teacher
+    settings["teacher"] = ctx.teacher.name
     return cache_key(files_hash, settings, ctx.backend), files_hash
 
 
@@ -170,8 +122,8 @@ def _rejected(reason: str, history: str = "") -> Validation:
     return Validation(status=Status.REJECTED, reasons=(reason,), evidence=Evidence(history=history))
 
 
-def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context) -> Validation:
-    """The validation of one prepared task (may raise on sandbox failure; caller catches)."""
+def _precheck(task: Task) -> Validation | None:
+    """A rejection before anything runs: no verifier, no repository, files missing."""
     if task.verifier.kind == "none":
         return _rejected("no verifier: no passing check was recorded in the episode")
     blocked = repo_reason(task)  # --repos: repository not found / commit not told
@@ -184,11 +136,22 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
             f"be recovered (e.g. {missing[0]}); its oracle was not run — give the session's "
             "repository: trajforge reconstruct --repos DIR"
         )
+    return None
+
+
+def _history(episode: Episode | None) -> str:
+    return "session history read" if episode else "session file unavailable: static checks"
+
+
+def prove_code(task_dir: Path, task: Task, hidden: Mapping[str, str], ctx: Context) -> Validation:
+    """The control matrix's verdict on a code task with ``hidden`` tests (may raise on
+    sandbox failure; the caller records it)."""
+    early = _precheck(task)
+    if early is not None:
+        return early
     episode = load_episode(task, ctx.base_dirs)
-    history = "session history read" if episode else "session file unavailable: static checks"
-    if task.family == "qa":
-        return _judge_qa(task_dir, task, episode, ctx, history)
-    files = _load_files(task_dir, task, hidden, episode)
+    history = _history(episode)
+    files = _load_files(task_dir, task, dict(hidden), episode)
     weak = weakened_tests(files, episode)
     if weak:
         weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
@@ -213,6 +176,42 @@ def judge_task(task_dir: Path, task: Task, hidden: dict[str, str], ctx: Context)
         }
     )
     return validation.model_copy(update={"evidence": evidence})
+
+
+def judge_code(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
+    """build / extend / repair: the teacher writes the hidden tests, the matrix proves them."""
+
+    def prove(candidate: Task, hidden: Mapping[str, str]) -> Validation:
+        return prove_code(task_dir, candidate, hidden, ctx)
+
+    task, validation = ctx.teacher.hidden_tests(task_dir, task, prove)
+    return sync_tests(task_dir, task), validation
+
+
+def judge_qa(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
+    """qa: the answer checker against the answer key's (or the value's) controls."""
+    early = _precheck(task)
+    if early is not None:
+        return task, early
+    episode = load_episode(task, ctx.base_dirs)
+    return task, _judge_qa(task_dir, task, episode, ctx, _history(episode))
+
+
+def judge_data(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
+    """data: the stored polars queries re-run in the sandbox, the checker on their outputs."""
+    from trajforge.verifiers.dataenv_validate import prove_data
+
+    return task, prove_data(task_dir, task, ctx.sandbox, ctx.config)
+
+
+JUDGES: dict[Family, Judge] = {
+    "build": judge_code,
+    "extend": judge_code,
+    "repair": judge_code,
+    "qa": judge_qa,
+    "data": judge_data,
+}
+"""Every family's judge: validation runs each task through the one for its family."""
 
 
 def _judge_qa(
@@ -260,9 +259,8 @@ def finish(
         "image": ctx.image,
         "trajforge_version": __version__,
         "wall_s": round(time.monotonic() - started, 3),
+        "teacher": ctx.teacher.name,
     }
-    if validation.evidence.teacher_loop is None:
-        common["teacher"] = ctx.teacher
     evidence = Evidence.model_validate({**validation.evidence.model_dump(), **common})
     return validation.model_copy(update={"evidence": evidence})
 
