@@ -145,6 +145,38 @@ def test_corrupted_oracles_are_rejected(built: Path, tmp_path: Path) -> None:
     assert _tasks(out)[wrong].validation.status == "rejected"  # written into task.json
 
 
+def test_data_tasks_go_through_the_validate_stage(built: Path, tmp_path: Path) -> None:
+    """One path: ``dataenv validate`` is the stage on the data family — a re-run is cached by
+    content like any task; a changed oracle re-judges just that task; ``trajforge validate``
+    and one task judged alone (an executor's worker) give the batch's verdicts."""
+    from trajforge.verifiers.validate import run
+    from trajforge.verifiers.validate.config import ValidateConfig
+    from trajforge.verifiers.validate.context import ContextSpec, build_context
+
+    _need_local_sandbox()
+    out = tmp_path / "out"
+    shutil.copytree(built, out)
+    first = {t.id: t.status for t in validate_tasks(out).tasks}
+    ctx = build_context(ContextSpec("local", ValidateConfig(), out_dir=str(out)))
+    again = run.run(out, ctx)
+    assert all(r.cached for r in again) and {r.id: r.status for r in again} == first
+    changed = sorted(first)[0]
+    query = out / "tasks" / changed / "oracle" / "query.py"
+    query.write_text(query.read_text().replace("show(result", "show(['no such value']"))
+    rows = {r.id: r for r in run.run(out, ctx)}
+    assert [i for i, r in rows.items() if not r.cached] == [changed]
+    assert rows[changed].status == "rejected"
+    alone = run.validate_dir(out / "tasks" / sorted(first)[1], ctx)  # cached: same verdict
+    assert alone.cached and alone.status == first[alone.id]
+    stored = _tasks(out)[sorted(first)[1]].validation
+    (out / "tasks" / alone.id / "task.json").write_text(
+        (out / "tasks" / alone.id / "task.json").read_text().replace(stored.evidence.cache_key, "x")
+    )
+    judged = run.validate_dir(out / "tasks" / alone.id, ctx)
+    assert not judged.cached and judged.status == first[alone.id]
+    assert _tasks(out)[alone.id].validation.controls == stored.controls
+
+
 def test_query_runs_alone_in_the_workspace(built: Path, tmp_path: Path) -> None:
     task = next(iter(_tasks(built).values()))
     work = tmp_path / "work"

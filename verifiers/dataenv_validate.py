@@ -7,10 +7,10 @@ controls must fail it: the empty answer, near-miss answers (:func:`perturbed_ans
 the outputs of the perturbed queries. The verdict is a
 :class:`~trajforge.records.Validation`, as for every family.
 
-The data family's judge in the validate stage (:data:`~.validate.single.JUDGES`): one
-sandbox run per task executes its scripts with ``runpy`` (a small runner, one Python start and
-one polars import for all of a task's queries); validation writes ``task.json`` and caches the
-verdict by content as for every family. ``trajforge dataenv validate`` is that stage restricted
+The data family's judge in the validate stage (:data:`~.validate.single.JUDGES`, and
+``BATCHED`` for many at once): one sandbox run executes the scripts of a batch of tasks with
+``runpy`` (a small runner: one Python start and one polars import per batch); validation
+writes ``task.json`` and caches the verdict by content as for every family. ``trajforge dataenv validate`` is that stage restricted
 to the data family. The local sandbox uses the host interpreter read-only, so polars is there;
 the docker image carries a pinned polars (``docs/qa.md``); the stage checks the runtime first.
 """
@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -116,13 +116,21 @@ def validate_tasks(
 
 
 def prove_data(task_dir: Path, task: Task, sandbox: Sandbox, cfg: ValidateConfig) -> Validation:
-    """Run the task's oracle and perturbed queries in one sandbox run and judge their outputs."""
+    """Run one task's oracle and perturbed queries in the sandbox and judge their outputs."""
+    return prove_data_many([(task_dir, task)], sandbox, cfg)[0]
+
+
+def prove_data_many(
+    items: Sequence[tuple[Path, Task]], sandbox: Sandbox, cfg: ValidateConfig
+) -> list[Validation]:
+    """The verdicts of many data tasks from one sandbox run of all their queries (a task the
+    batch left without results runs again on its own)."""
     with tempfile.TemporaryDirectory(prefix="trajforge-dataval-") as tmp:
         empty = Path(tmp) / "empty"
         empty.mkdir()
         with sandbox.session(empty, Limits(timeout_s=600, cpu_s=600)) as session:
-            results = run_batch(session, [(task_dir, task)], Path(tmp) / "run")
-    return judge(task, results.get(task.id, {}), cfg.seed)
+            results = run_batch(session, list(items), Path(tmp) / "run")
+    return [judge(task, results.get(task.id, {}), cfg.seed) for _, task in items]
 
 
 def run_batch(session: SandboxSession, batch: list[tuple[Path, Task]], root: Path) -> Results:

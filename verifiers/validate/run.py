@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -24,9 +25,12 @@ from trajforge.taskdir import TASK_FILE, load_task, save_task, task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.single import JUDGES, finish, key_of
+from trajforge.verifiers.validate.single import BATCHED, JUDGES, finish, key_of
 
 log = logging.getLogger(__name__)
+BATCH = 50
+"""Tasks of a batched family judged in one go (a data batch: one Python start, one polars
+import for all their queries)."""
 
 
 class TaskRow(BaseModel):
@@ -76,33 +80,103 @@ def row_of(task: Task, cached: bool, wall: float) -> TaskRow:
     )
 
 
-def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
-    """Validate one task folder through its family's judge and write its task.json; never
-    raises for a bad task (its error is the recorded validation)."""
+@dataclass(frozen=True)
+class Opened:
+    """A task folder read for validation: its row when there is nothing to do (unreadable,
+    or its stored verdict's cache key still matches), else the task to judge."""
+
+    task_dir: Path
+    started: float
+    row: TaskRow | None = None
+    task: Task | None = None
+
+
+def open_task(task_dir: Path, ctx: Context) -> Opened:
+    """Read a task and check its cache; never raises for a bad task."""
     started = time.monotonic()
     try:
         task = load_task(task_dir)
+        key, _ = key_of(task_dir, task, ctx)
     except RecordError as exc:
-        return TaskRow(
+        row = TaskRow(
             id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=(str(exc),)
         )
-    key = files_hash = ""
+        return Opened(task_dir, started, row=row)
+    except OSError as exc:  # unreadable task files: judged, so the error is recorded
+        log.warning("task %s: files unreadable: %s", task_dir.name, exc)
+        return Opened(task_dir, started, task=task)
+    stored = task.validation
+    if stored.status in VERDICTS and stored.evidence.cache_key == key:
+        return Opened(task_dir, started, row=row_of(task, True, time.monotonic() - started))
+    return Opened(task_dir, started, task=task)
+
+
+def guarded(
+    opened: Opened, judge: Callable[[], tuple[Task, Validation]]
+) -> tuple[Task, Validation]:
+    """``judge()``, with any failure recorded as the task's ``error`` validation."""
+    assert opened.task is not None
     try:
-        key, files_hash = key_of(task_dir, task, ctx)
-        stored = task.validation
-        if stored.status in VERDICTS and stored.evidence.cache_key == key:
-            return row_of(task, True, time.monotonic() - started)
-        task, validation = JUDGES[task.family](task_dir, task, ctx)
-        key, files_hash = key_of(task_dir, task, ctx)
+        return judge()
     except SandboxError as exc:
-        validation = Validation(status=Status.ERROR, reasons=(f"sandbox: {exc}",))
+        return opened.task, Validation(status=Status.ERROR, reasons=(f"sandbox: {exc}",))
     except Exception as exc:  # one broken task never stops the others; its error is recorded
-        log.warning("task %s failed", task_dir.name, exc_info=True)
-        validation = Validation(status=Status.ERROR, reasons=(f"{type(exc).__name__}: {exc}",))
-    validation = finish(validation, task, key, files_hash, ctx, started)
-    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teacher)
-    save_task(task_dir, task)
-    return row_of(task, False, time.monotonic() - started)
+        log.warning("task %s failed", opened.task_dir.name, exc_info=True)
+        reason = f"{type(exc).__name__}: {exc}"
+        return opened.task, Validation(status=Status.ERROR, reasons=(reason,))
+
+
+def close_task(opened: Opened, task: Task, validation: Validation, ctx: Context) -> TaskRow:
+    """Add the common evidence, write the instruction, save task.json once; the task's row."""
+    try:
+        key, files_hash = key_of(opened.task_dir, task, ctx)
+    except OSError:
+        key = files_hash = ""
+    validation = finish(validation, task, key, files_hash, ctx, opened.started)
+    task = finalise(
+        opened.task_dir, task.model_copy(update={"validation": validation}), ctx.teacher
+    )
+    save_task(opened.task_dir, task)
+    return row_of(task, False, time.monotonic() - opened.started)
+
+
+def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
+    """Validate one task folder through its family's judge and write its task.json."""
+    opened = open_task(task_dir, ctx)
+    if opened.row is not None or opened.task is None:
+        return opened.row or _unreadable(task_dir)
+    task = opened.task
+    judged = guarded(opened, lambda: JUDGES[task.family](task_dir, task, ctx))
+    return close_task(opened, *judged, ctx)
+
+
+def validate_batch(dirs: Sequence[Path], family: Family, ctx: Context) -> Iterator[TaskRow]:
+    """Tasks of a family judged many at once (:data:`~.single.BATCHED`), written one by one
+    exactly as :func:`validate_dir` writes them."""
+    todo = []
+    for task_dir in dirs:
+        opened = open_task(task_dir, ctx)
+        if opened.row is not None:
+            yield opened.row
+        elif opened.task is not None:
+            todo.append(opened)
+    for start in range(0, len(todo), BATCH):
+        chunk = todo[start : start + BATCH]
+        items = [(o.task_dir, o.task) for o in chunk if o.task is not None]
+        try:
+            verdicts = BATCHED[family](items, ctx)
+        except Exception:  # the batch failed as a whole: each task on its own
+            log.warning("batch of %d %s tasks failed; judged one by one", len(chunk), family)
+            for opened in chunk:
+                yield validate_dir(opened.task_dir, ctx)
+            continue
+        for opened, validation in zip(chunk, verdicts, strict=True):
+            assert opened.task is not None
+            yield close_task(opened, opened.task, validation, ctx)
+
+
+def _unreadable(task_dir: Path) -> TaskRow:
+    return TaskRow(id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=())
 
 
 def run(
@@ -125,7 +199,7 @@ def run(
     dirs = [d for d, f in families.items() if only is None or f in only]
     check_runtime(ctx.sandbox, ctx.backend, needs_of(families[d] for d in dirs))
     if executor is None:
-        found = _iterate(dirs, ctx, max(1, jobs))
+        found = _iterate(dirs, families, ctx, max(1, jobs))
     else:
         from trajforge.verifiers.validate.remote import run_on
 
@@ -145,12 +219,19 @@ def _family(task_dir: Path) -> str:
         return "?"  # validate_dir reports it
 
 
-def _iterate(dirs: list[Path], ctx: Context, jobs: int) -> Iterator[TaskRow]:
+def _iterate(
+    dirs: list[Path], families: dict[Path, str], ctx: Context, jobs: int
+) -> Iterator[TaskRow]:
+    """Batched families first (one batch after the other), then every other task, ``jobs``
+    at a time."""
+    for family in BATCHED:
+        yield from validate_batch([d for d in dirs if families[d] == family], family, ctx)
+    single = [d for d in dirs if families[d] not in BATCHED]
     if jobs == 1:
-        for task_dir in dirs:
+        for task_dir in single:
             yield validate_dir(task_dir, ctx)
         return
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="validate") as pool:
-        futures = [pool.submit(validate_dir, d, ctx) for d in dirs]
+        futures = [pool.submit(validate_dir, d, ctx) for d in single]
         for future in as_completed(futures):
             yield future.result()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from trajforge import __version__
@@ -204,6 +204,14 @@ def judge_data(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validati
     return task, prove_data(task_dir, task, ctx.sandbox, ctx.config)
 
 
+def judge_data_batch(items: Sequence[tuple[Path, Task]], ctx: Context) -> list[Validation]:
+    """Many data tasks' verdicts from one sandbox run of all their queries (each verdict is
+    what :func:`judge_data` gives the task alone)."""
+    from trajforge.verifiers.dataenv_validate import prove_data_many
+
+    return prove_data_many(items, ctx.sandbox, ctx.config)
+
+
 JUDGES: dict[Family, Judge] = {
     "build": judge_code,
     "extend": judge_code,
@@ -212,6 +220,11 @@ JUDGES: dict[Family, Judge] = {
     "data": judge_data,
 }
 """Every family's judge: validation runs each task through the one for its family."""
+
+BatchJudge = Callable[[Sequence[tuple[Path, Task]], Context], list[Validation]]
+BATCHED: dict[Family, BatchJudge] = {"data": judge_data_batch}
+"""Families judged many tasks at a time when validated in this process (data: one Python
+start and one polars import per batch instead of per task); the same verdicts as JUDGES."""
 
 
 def _judge_qa(
