@@ -11,8 +11,9 @@ The data family's judge in the validate stage (:data:`~.validate.single.JUDGES`,
 ``BATCHED`` for many at once): one sandbox run executes the scripts of a batch of tasks with
 ``runpy`` (a small runner: one Python start and one polars import per batch); validation
 writes ``task.json`` and caches the verdict by content as for every family.
-``trajforge dataenv validate`` is that stage restricted to the data family. The local sandbox uses the host interpreter read-only, so polars is there;
-the docker image carries a pinned polars (``docs/qa.md``); the stage checks the runtime first.
+``trajforge dataenv validate`` is that stage restricted to the data family. The local sandbox
+uses the host interpreter read-only, so polars is there; the docker image carries a pinned
+polars (``docs/qa.md``); the stage checks the runtime first.
 """
 
 from __future__ import annotations
