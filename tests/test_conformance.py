@@ -3,6 +3,8 @@ guard's one detector, which no name selects, is checked in tests/guard/test_dete
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from trajforge.errors import UnknownName
@@ -37,8 +39,10 @@ def test_sandboxes_conform(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(HARNESSES))
 def test_harnesses_conform(name: str) -> None:
     harness = create(HARNESSES, name, "harness")
-    assert isinstance(harness, Harness)
+    assert isinstance(harness, Harness)  # the one harness seam: run through any Runner
     assert harness.name == name
+    paths, reason = harness.sandbox_paths()
+    assert all(isinstance(p, Path) for p in paths) and (reason is None or reason)
 
 
 @pytest.mark.parametrize("name", sorted(EXECUTORS))

@@ -92,7 +92,7 @@ class HarnessRolloutWorker:
         """Stop after the rollouts in flight (bounded by the rollout budget)."""
         self._stop.set()
         if self._thread is not None:
-            self._thread.join(timeout=self.runner.budget.timeout_s + 60)
+            self._thread.join(timeout=self.runner.setup.budget.timeout_s + 60)
 
     def update_model_version(self, model_version: int) -> None:
         """The trainer published policy ``model_version``: later groups sample from it."""

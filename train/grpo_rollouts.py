@@ -1,7 +1,8 @@
 """TRL's contracts for harness-in-the-loop GRPO: ``rollout_func`` and the verifier reward.
 
 Each prompt is a task id. For every prompt TRL hands over (groups already repeated), one
-rollout runs through :func:`trajforge.train.rollout.run_rollout`: the real harness → the guard
+rollout runs through :func:`trajforge.train.rollout.run_rollout` (the run's setup on the task): the
+real harness → the guard
 proxy → the capture proxy → the policy server. The capture proxy's turns are stitched into one
 row (tool-result tokens masked out with ``env_mask``); the rollout's reward travels to the
 reward function as an extra field. Reward: None for an infrastructure error (unscored), 0.0
@@ -10,6 +11,7 @@ when the guard blocked anything, else the hidden verifier's reward.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -20,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import TrajforgeError
-from trajforge.protocols import Sandbox
 from trajforge.scrub import Scrubber
 from trajforge.train import ranks
 from trajforge.train.capture import CaptureProxy, Row, stitch
-from trajforge.train.rollout import Budget, Rollout, run_rollout
+from trajforge.train.rollout import Rollout, run_rollout
+from trajforge.train.rollout_spec import RolloutSetup, RolloutSpec, spec_for
 
 log = logging.getLogger(__name__)
 
@@ -35,30 +37,24 @@ class RolloutRunner:
 
     tasks: dict[str, Path]
     """Task id → task folder."""
-    harness: str
-    """Harness in the loop."""
-    sandbox: Sandbox
-    """Verifier sandbox."""
+    setup: RolloutSetup
+    """The harness in the loop (placed), the verifier sandbox, the budget, the guard bundle."""
     capture: CaptureProxy
     """Capture proxy (already serving) in front of the policy."""
     capture_url: str
     """Its base URL."""
-    budget: Budget
-    """Per-rollout budget."""
     concurrency: int
     """Rollouts at once."""
     log_path: Path
     """Where every rollout record is appended."""
     pad_id: int
     """Token used for an empty completion (a rollout that never reached the model)."""
-    in_sandbox: bool = False
-    """Run the harness process in the local sandbox."""
-    guard_bundle: Path | None = None
-    """Guard rule bundle file (None = the shipped bundle)."""
     max_completion: int | None = None
     """Completion tokens per row at most (longer rows are cut and count as truncated)."""
     records: list[dict[str, Any]] = field(default_factory=list)
     """Every rollout so far (rollout record + row facts)."""
+    _specs: dict[str, RolloutSpec] = field(default_factory=dict)
+    """Task id → its rollout spec (the task loaded once)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, prompts: list[Any], trainer: Any = None) -> dict[str, list[Any]]:
@@ -88,11 +84,7 @@ class RolloutRunner:
         """Run one rollout of ``task_id``; (None, None) when it could not even start."""
         rid = f"rollout-{uuid.uuid4().hex[:12]}"
         try:
-            rollout = run_rollout(
-                self.tasks[task_id], self.harness, self.sandbox, self.capture_url,
-                "policy", self.budget, None, rid, harness_in_sandbox=self.in_sandbox,
-                guard_bundle=self.guard_bundle,
-            )  # fmt: skip
+            rollout = run_rollout(self.spec(task_id, rid))
         except (TrajforgeError, OSError) as exc:
             log.warning("rollout of %s failed: %s", task_id, exc)
             self.capture.take(rid)
@@ -102,6 +94,16 @@ class RolloutRunner:
         if cut and row is not None:
             log.info("rollout %s ran out of turns", rid)
         return rollout, row
+
+    def spec(self, task_id: str, rollout_id: str) -> RolloutSpec:
+        """The rollout ``rollout_id`` of ``task_id`` against the capture proxy."""
+        with self._lock:
+            known = self._specs.get(task_id)
+        if known is None:
+            known = spec_for(self.setup, self.tasks[task_id], self.capture_url, "policy")
+            with self._lock:
+                self._specs[task_id] = known
+        return dataclasses.replace(known, rollout_id=rollout_id)
 
     def _empty_row(self, task_id: str) -> Row:
         return Row(prompt_ids=[self.pad_id], completion_ids=[self.pad_id], logprobs=[0.0],

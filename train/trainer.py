@@ -23,17 +23,18 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from trajforge.errors import UsageError
-from trajforge.records import DeploymentUnit, Provenance, dump_record
+from trajforge.records import Budget, DeploymentUnit, Provenance, dump_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
 from trajforge.train import ranks
 from trajforge.train.config import TrainConfig, targets_for
 from trajforge.train.quiet import quiet_libraries
-from trajforge.train.rollout import Budget, load_harness
+from trajforge.train.rollout_spec import RolloutSetup, setup_for
 
 log = logging.getLogger(__name__)
 NON_ATTENTION_OK = {"full_attention", "sliding_attention"}
@@ -157,8 +158,22 @@ def drop_log_printer(trainer: Any, config: TrainConfig) -> None:
         trainer.remove_callback(PrinterCallback)
 
 
-def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any, Any]:
-    """(model — None for async_grpo, tokenizer, LoRA config)."""
+@dataclass(frozen=True)
+class Loaded:
+    """The base model as loaded for training."""
+
+    path: str
+    """Loadable path or hub id."""
+    model: Any
+    """The model (None for async_grpo: its trainer loads the weights)."""
+    tokenizer: Any
+    """Its tokenizer (pad token set)."""
+    lora: Any
+    """The LoRA config."""
+
+
+def build_model(config: TrainConfig, path: str, revision: str) -> Loaded:
+    """The model (None for async_grpo), tokenizer and LoRA config of the base at ``path``."""
     from peft import LoraConfig
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
@@ -178,15 +193,23 @@ def build_model(config: TrainConfig, path: str, revision: str) -> tuple[Any, Any
         target_modules=targets_for(model_config.model_type, config.lora),
         task_type="CAUSAL_LM",
     )
-    return model, tokenizer, lora
+    return Loaded(path, model, tokenizer, lora)
+
+
+def rollout_setup(config: TrainConfig) -> RolloutSetup:
+    """The training run's rollout setup: harness (placed, version asked once), the verifier
+    sandbox, the per-rollout budget and the guard bundle."""
+    r = config.rollout
+    budget = Budget(max_steps=r.max_steps, timeout_s=r.timeout_s, pids=r.pids, disk_mb=r.disk_mb)
+    sandbox = create(SANDBOXES, r.sandbox, "sandbox")
+    return setup_for(config.harness, sandbox, budget, r.harness_sandbox, config.guard.bundle)
 
 
 def train(config: TrainConfig) -> dict[str, Any] | None:
     """Run training; the summary (paths, metrics, deployment unit), None on non-main processes."""
-    from trajforge.train.replay import ON_HOST, harness_in_sandbox
+    from trajforge.train.grpo_rollouts import summarise
 
-    harness, harness_version = load_harness(config.harness)
-    in_sandbox = harness_in_sandbox(harness, ON_HOST[config.rollout.harness_sandbox])
+    setup = rollout_setup(config)
     path, revision = resolve_model(config)
     out = adapter_dir(config)
     out.mkdir(parents=True, exist_ok=True)
@@ -194,29 +217,25 @@ def train(config: TrainConfig) -> dict[str, Any] | None:
     try:
         with quiet_libraries(config.trainer.progress):
             tasks = load_tasks(config, work)
-            model, tokenizer, lora = build_model(config, path, revision)
-            history = _run(config, tasks, (model, tokenizer, lora), out, (path, in_sandbox))
+            loaded = build_model(config, path, revision)
+            history = _run(config, tasks, loaded, out, setup)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     if not ranks.is_main():
         return None
     records = ranks.merge_logs(out)
-    return _write_outputs(config, out, revision, harness_version, records, len(tasks), history)
+    unit = deployment_unit(config, out, revision, setup.harness_version)
+    metrics = {"tasks": len(tasks), **summarise(records), "trainer_log": history}
+    return _write_outputs(out, unit, metrics)
 
 
 def _run(
-    config: TrainConfig,
-    tasks: dict[str, Path],
-    loaded: tuple[Any, Any, Any],
-    out: Path,
-    where: tuple[str, bool],
+    config: TrainConfig, tasks: dict[str, Path], loaded: Loaded, out: Path, setup: RolloutSetup
 ) -> list[dict[str, Any]]:
-    """Train on ``tasks`` with the loaded (model, tokenizer, LoRA config); TRL's log.
-    ``where``: the model's path and whether the harness runs in the local sandbox."""
+    """Train on ``tasks`` with the loaded model, its rollouts run with ``setup``; TRL's log."""
     from trajforge.train.capture import CaptureProxy
     from trajforge.train.grpo_rollouts import RolloutRunner
 
-    model, tokenizer, lora = loaded
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     resume = True if any(out.glob("checkpoint-*")) else None
     if not resume:  # a resumed run appends to the rollout records of the run it continues
@@ -224,39 +243,34 @@ def _run(
         if ranks.is_main():
             (out / "rollouts.jsonl").unlink(missing_ok=True)
     g = config.grpo
-    r = config.rollout
     capture = CaptureProxy(
         "http://127.0.0.1:1/v1", g.temperature, g.max_completion_length, g.max_turns
     )
     runner = RolloutRunner(
-        tasks=tasks, harness=config.harness,
-        sandbox=create(SANDBOXES, r.sandbox, "sandbox"),
-        capture=capture, capture_url=capture.serve(),
-        budget=Budget(max_steps=r.max_steps, timeout_s=r.timeout_s, pids=r.pids, disk_mb=r.disk_mb),
-        concurrency=r.concurrency, log_path=ranks.log_path(out),
-        pad_id=int(tokenizer.eos_token_id), in_sandbox=where[1],
-        guard_bundle=config.guard.bundle,
-        max_completion=g.max_row_tokens,
+        tasks=tasks, setup=setup, capture=capture, capture_url=capture.serve(),
+        concurrency=config.rollout.concurrency, log_path=ranks.log_path(out),
+        pad_id=int(loaded.tokenizer.eos_token_id), max_completion=g.max_row_tokens,
     )  # fmt: skip
     try:
         if config.trainer.backend == "async_grpo":
             from trajforge.train.async_backend import run_async
 
             capture.point_to(str(config.trainer.vllm_url))
-            trainer = run_async(config, runner, where[0], (tokenizer, lora), out, resume)
+            pair = (loaded.tokenizer, loaded.lora)
+            trainer = run_async(config, runner, loaded.path, pair, out, resume)
         else:
-            trainer = _run_grpo(config, runner, (model, tokenizer, lora), out, resume)
+            trainer = _run_grpo(config, runner, loaded, out, resume)
     finally:
         capture.close()
     trainer.save_model(str(out))  # every process (a sharded adapter is gathered); main writes
     if ranks.is_main():
-        tokenizer.save_pretrained(str(out))
+        loaded.tokenizer.save_pretrained(str(out))
     ranks.wait_for_everyone()
     return list(trainer.state.log_history)
 
 
 def _run_grpo(
-    config: TrainConfig, runner: Any, loaded: tuple[Any, Any, Any], out: Path, resume: bool | None
+    config: TrainConfig, runner: Any, loaded: Loaded, out: Path, resume: bool | None
 ) -> Any:
     """GRPOTrainer with ``rollout_func``; the policy served in-process or by ``vllm_url``."""
     from datasets import Dataset
@@ -265,7 +279,7 @@ def _run_grpo(
     from trajforge.train.grpo_rollouts import verifier_reward
     from trajforge.train.policy_server import Policy, PolicyServer
 
-    model, tokenizer, lora = loaded
+    model, tokenizer, lora = loaded.model, loaded.tokenizer, loaded.lora
     dataset = Dataset.from_dict({"prompt": sorted(runner.tasks)})
     trainer = GRPOTrainer(
         model=model, reward_funcs=[verifier_reward], args=grpo_args(config, out),
@@ -292,20 +306,14 @@ def _push_to_server(trainer: Any, url: str, out: Path, capture: Any) -> None:
     capture.point_to(url)
 
 
-def _write_outputs(
-    config: TrainConfig,
-    out: Path,
-    revision: str,
-    harness_version: str,
-    records: list[dict[str, Any]],
-    task_count: int,
-    history: list[dict[str, Any]],
-) -> dict[str, Any]:
+def deployment_unit(
+    config: TrainConfig, out: Path, revision: str, harness_version: str
+) -> DeploymentUnit:
+    """The trained adapter's deployment unit (base, adapter, harness, tools, guard)."""
     from trajforge.guard.engine import bundle_at
-    from trajforge.train.grpo_rollouts import summarise
     from trajforge.train.tiny import weights_revision
 
-    unit = DeploymentUnit(
+    return DeploymentUnit(
         base_model=config.model.base,
         base_revision=revision,
         adapter=str(out),
@@ -316,8 +324,10 @@ def _write_outputs(
         guard_bundle=bundle_at(config.guard.bundle).version,
         provenance=Provenance(config=config.model_dump(mode="json")),
     )
+
+
+def _write_outputs(out: Path, unit: DeploymentUnit, metrics: dict[str, Any]) -> dict[str, Any]:
     (out / "deployment_unit.json").write_text(dump_record(unit))
-    metrics = {"tasks": task_count, **summarise(records), "trainer_log": history}
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
     return {
         "adapter": str(out),

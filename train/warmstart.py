@@ -15,6 +15,7 @@ start was shown the verified answer). ``trajforge demo`` uses it; so does
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import tempfile
@@ -24,11 +25,12 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import UsageError
-from trajforge.records import Task
+from trajforge.records import Budget, Task
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
 from trajforge.train.config import TrainConfig
 from trajforge.train.quiet import quiet_libraries
+from trajforge.train.rollout_spec import HarnessSandbox, RolloutSetup, setup_for, spec_for
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,8 @@ LEARNING_RATE = 5e-3
 (46); a 2-layer, 64-wide model takes large steps safely."""
 PROBE_TOKENS = 4
 """Tokens the probe rollout lets the model sample (only the prompt it was sent matters)."""
+PROBE_BUDGET = Budget(max_steps=2, timeout_s=120)
+"""The probe rollout's budget: one policy turn is all it needs (the prompt of the first)."""
 SEED = 0
 """Seed of the warm start and of the near-miss choice."""
 
@@ -87,29 +91,32 @@ def pick_answers(task: Task, tokenizer: Any) -> tuple[str, str]:
     return right, wrong[closest(answer_ids(tokenizer, right), ids)]
 
 
-def probe_prompt(
-    task_dir: Path, harness: str, model: Any, tokenizer: Any, in_sandbox: bool
-) -> list[int]:
+def probe_setup(harness: str, placement: HarnessSandbox) -> RolloutSetup:
+    """The probe rollout's setup: ``harness`` placed as ``placement`` says (as training places
+    it: the prompt names its cwd), two turns, the verifier in the local sandbox."""
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    return setup_for(harness, sandbox, PROBE_BUDGET, placement)
+
+
+def probe_prompt(setup: RolloutSetup, task_dir: Path, model: Any, tokenizer: Any) -> list[int]:
     """The token ids of the harness's first request on the task, as the policy server renders
-    them (``in_sandbox``: the harness placed as training places it — the prompt names its cwd)."""
+    them (the harness placed as ``setup`` places it)."""
     from trajforge.train.capture import CaptureProxy
     from trajforge.train.policy_server import Policy, PolicyServer
-    from trajforge.train.rollout import Budget, run_rollout
+    from trajforge.train.rollout import run_rollout
 
-    sandbox = create(SANDBOXES, "local", "sandbox")
+    setup = dataclasses.replace(setup, budget=PROBE_BUDGET)
     with PolicyServer(Policy(model, tokenizer, max_tokens=PROBE_TOKENS)) as server:
         capture = CaptureProxy(server.base_url, 1.0, PROBE_TOKENS, max_turns=1)
         try:
-            run_rollout(
-                task_dir, harness, sandbox, capture.serve(), "policy",
-                Budget(max_steps=2, timeout_s=120), rollout_id="warm-start-probe",
-                harness_in_sandbox=in_sandbox,
-            )  # fmt: skip
+            spec = spec_for(setup, task_dir, capture.serve(), "policy", "warm-start-probe")
+            run_rollout(spec)
             turns, _ = capture.take("warm-start-probe")
         finally:
             capture.close()
     if not turns:
-        raise UsageError(f"warm start: {harness} never asked the policy on {task_dir.name}")
+        name = setup.harness.name
+        raise UsageError(f"warm start: {name} never asked the policy on {task_dir.name}")
     return list(turns[0].prompt_ids)
 
 
@@ -181,8 +188,9 @@ def fit(model: Any, prompt: list[int], answers: list[list[int]]) -> tuple[list[f
     raise UsageError(f"warm start did not converge in {MAX_STEPS} steps: probabilities {probs}")
 
 
-def warm_start(base: Path, task_dir: Path, harness: str, out: Path, in_sandbox: bool) -> WarmStart:
-    """Warm-start the model in ``base`` on the QA task in ``task_dir``; save it to ``out``."""
+def warm_start(base: Path, task_dir: Path, setup: RolloutSetup, out: Path) -> WarmStart:
+    """Warm-start the model in ``base`` on the QA task in ``task_dir`` (probed through
+    ``setup``'s harness, placed as it says); save it to ``out``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     task = load_task(task_dir)
@@ -190,7 +198,7 @@ def warm_start(base: Path, task_dir: Path, harness: str, out: Path, in_sandbox: 
         tokenizer = AutoTokenizer.from_pretrained(base)
         right, wrong = pick_answers(task, tokenizer)
         model = AutoModelForCausalLM.from_pretrained(base)
-        prompt = probe_prompt(task_dir, harness, model, tokenizer, in_sandbox)
+        prompt = probe_prompt(setup, task_dir, model, tokenizer)
         answers = [answer_ids(tokenizer, right), answer_ids(tokenizer, wrong)]
         probs, steps = fit(model, prompt, answers)
         model.save_pretrained(out)
@@ -206,18 +214,15 @@ def warm_start(base: Path, task_dir: Path, harness: str, out: Path, in_sandbox: 
 def warm_config(config: TrainConfig, out: Path) -> tuple[TrainConfig, WarmStart]:
     """``config`` with its base model warm-started (into ``out``) on the one QA task its dataset
     settings select, the harness placed as ``config`` places it; and what it was taught."""
-    from trajforge.train.replay import ON_HOST, harness_in_sandbox
-    from trajforge.train.rollout import load_harness
     from trajforge.train.trainer import load_tasks, resolve_model
 
-    harness, _ = load_harness(config.harness)
-    in_sandbox = harness_in_sandbox(harness, ON_HOST[config.rollout.harness_sandbox])
+    setup = probe_setup(config.harness, config.rollout.harness_sandbox)
     path, _ = resolve_model(config)
     with tempfile.TemporaryDirectory(prefix="trajforge-warm-") as tmp:
         tasks = load_tasks(config, Path(tmp))
         if len(tasks) != 1:
             raise UsageError(f"warm start: the dataset settings select {len(tasks)} tasks, not 1")
         (task_dir,) = tasks.values()
-        warm = warm_start(Path(path), task_dir, config.harness, out.resolve(), in_sandbox)
+        warm = warm_start(Path(path), task_dir, setup, out.resolve())
     model = config.model.model_copy(update={"base": warm.model, "revision": None})
     return config.model_copy(update={"model": model}), warm

@@ -262,15 +262,74 @@ class HarnessRun(BaseModel):
     """Last lines of the harness's stderr (secrets scrubbed)."""
 
 
+class ProcessResult(BaseModel):
+    """What one harness CLI process did (through a :class:`Runner`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    exit_code: int | None
+    """Exit status (None when the wall-clock limit killed it)."""
+    timed_out: bool
+    """The wall-clock limit was hit and the whole process tree killed."""
+    stdout: str
+    """Captured stdout."""
+    stderr: str
+    """Captured stderr."""
+
+
+class Runner(Protocol):
+    """Where one harness run happens (the host, or a sandbox): its folders, environment and
+    processes. ``root`` / ``workspace`` are what the harness sees, ``host_root`` /
+    ``host_workspace`` where the host finds the files after a run."""
+
+    where: str | None
+    """None: on the host; else the sandbox backend (``local``)."""
+    root: Path
+    """Run folder as the harness sees it (``HOME`` is ``root/home``)."""
+    workspace: Path
+    """Workspace as the harness sees it (the processes' cwd)."""
+    host_root: Path
+    """Run folder on the host (where :meth:`fetch` puts files)."""
+    host_workspace: Path
+    """Workspace on the host (in sync with the harness's after every :meth:`run`)."""
+
+    def write(self, rel: str, text: str) -> Path:
+        """Write ``root/rel`` (parents created); its path as the harness sees it."""
+        ...
+
+    def env(self, extra: dict[str, str], inherit: bool = True) -> dict[str, str]:
+        """Environment of a harness process: ``HOME=root/home`` plus ``extra``.
+
+        ``inherit``: on the host, start from the current environment (secrets dropped);
+        a sandbox never inherits.
+        """
+        ...
+
+    def run(
+        self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = ""
+    ) -> ProcessResult:
+        """Run ``argv`` in the workspace; the whole process tree is killed after ``timeout_s``."""
+        ...
+
+    def fetch(self, rel: str) -> Path | None:
+        """``root/rel`` (file or folder) on the host, copied out when needed; None if missing."""
+        ...
+
+
 @runtime_checkable
 class Harness(Protocol):
-    """A coding-agent CLI driven against an OpenAI-compatible endpoint (``trajforge replay``)."""
+    """A coding-agent CLI driven against an OpenAI-compatible endpoint (replay, train, eval).
+
+    The one harness seam: every registered harness (``trajforge.registry.HARNESSES``) runs
+    through any :class:`Runner`, on the host or in the local sandbox.
+    """
 
     name: str
     """Registry name; also the name of its reconstruct format."""
 
     def version(self) -> str | None:
-        """Installed version, or None when the CLI is not installed."""
+        """Installed version, or None when the CLI is not installed (asked once per process
+        and executable: the answer is cached)."""
         ...
 
     def tool_call(self, action: tuple[str, ...], workspace: Path) -> dict[str, Any]:
@@ -278,9 +337,14 @@ class Harness(Protocol):
         ...
 
     def run(
-        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
+        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
-        """Run the harness on ``request`` in ``workspace`` against ``base_url`` (OpenAI API)."""
+        """Run the harness on ``request`` through ``runner`` against ``base_url`` (OpenAI API);
+        ``api_key`` is the rollout id the guard proxy keys its state on."""
+        ...
+
+    def sandbox_paths(self) -> tuple[list[Path], str | None]:
+        """(host folders the CLI needs inside a sandbox, why it cannot run there or None)."""
         ...
 
 

@@ -21,7 +21,7 @@ from trajforge.registry import SANDBOXES, create
 from trajforge.train.evaluation.config import DatasetRef, load_config
 from trajforge.train.evaluation.dataset import load_dataset
 from trajforge.train.evaluation.metrics import compute
-from trajforge.train.evaluation.run import Attempt, run_attempt
+from trajforge.train.evaluation.run import Attempt, eval_setup, run_attempt
 
 FAMILIES = {"repair", "qa"}
 BOOT = {"samples": 200, "seed": 0, "confidence": 0.95}
@@ -147,8 +147,9 @@ def test_an_attempt_that_cannot_run_is_an_error_row(dataset: Path, tmp_path: Pat
     record["source"]["path"] = str(tmp_path / "gone.jsonl")  # the replay source is missing
     (task.folder / "task.json").write_text(json.dumps(record))
     config = load_config(REPO / "examples" / "eval-scripted-cpu.toml")
-    sandbox = create(SANDBOXES, "local", "sandbox")
-    row = run_attempt(config, config.arms.adapter, None, Attempt("adapter", task, 0), sandbox)
+    config = config.model_copy(update={"harness_sandbox": "off"})
+    setup = eval_setup(config, create(SANDBOXES, "local", "sandbox"))
+    row = run_attempt(setup, config.arms.adapter, None, Attempt("adapter", task, 0))
     assert row["status"] == "error" and row["reward"] is None and row["success"] is None
     assert "source.path" in row["reasons"][0] and "not found" in row["reasons"][0]
     assert compute([row], 1, BOOT)["repair"]["adapter"]["errors"] == 1
@@ -163,9 +164,10 @@ def test_giving_up_scores_zero_on_every_family(dataset: Path, tmp_path: Path) ->
     tasks = load_dataset(ref, tmp_path).tasks
     assert {t.family for t in tasks} == {"extend", "repair", "qa"}
     config = load_config(REPO / "examples" / "eval-scripted-cpu.toml")
-    sandbox = create(SANDBOXES, "local", "sandbox")
+    config = config.model_copy(update={"harness_sandbox": "off"})
+    setup = eval_setup(config, create(SANDBOXES, "local", "sandbox"))
     for n, task in enumerate(tasks):
         attempt = Attempt("base", task, n)
-        got = run_attempt(config, config.arms.base, None, attempt, sandbox)
+        got = run_attempt(setup, config.arms.base, None, attempt)
         assert got["status"] == "ok" and got["reward"] == 0.0, (task.family, got)
         assert got["success"] is False

@@ -7,6 +7,7 @@ a harness CLI is not usable here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,13 +17,14 @@ from typing import Any
 import psutil
 import pytest
 
+from trajforge.protocols import Harness
 from trajforge.registry import HARNESSES, SANDBOXES, create
-from trajforge.train.harnesses.base import RunnableHarness
 from trajforge.train.harnesses.revision import normalise
 from trajforge.train.harnesses.sandboxed import RUN_ROOT, sandbox_blocker
 from trajforge.train.policy import script
 from trajforge.train.replay import replay_task
 from trajforge.train.rollout import Budget, Rollout, run_rollout
+from trajforge.train.rollout_spec import setup_for, spec_for
 from trajforge.train.scripted import ScriptedServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,11 +50,11 @@ print(json.dumps({{"bridge": tcp("127.0.0.1", bridge), "host_port": tcp("127.0.0
 """
 
 
-def need(harness: str) -> RunnableHarness:
+def need(harness: str) -> Harness:
     runner = create(HARNESSES, harness, "harness")
     if runner.version() is None:
         pytest.skip(f"!! {harness} CLI not installed: run `trajforge harness install`")
-    assert isinstance(runner, RunnableHarness)
+    assert isinstance(runner, Harness)
     reason = sandbox_blocker(runner)
     if reason is not None:
         pytest.skip(f"!! {harness} cannot run in the local sandbox here: {reason}")
@@ -102,7 +104,7 @@ def test_revision_is_recorded_in_the_kept_run(pi_repair: dict[str, Any]) -> None
 def test_same_harness_same_revision_across_tasks(
     pi_repair: dict[str, Any], tasks: dict[str, Path]
 ) -> None:
-    other = replay_task(tasks["extend"], "pi", create(SANDBOXES, "local", "sandbox"))
+    other = replay_task(setup_for("pi", create(SANDBOXES, "local", "sandbox")), tasks["extend"])
     assert other.task != pi_repair["doc"]["task"]
     assert other.harness_revision == pi_repair["doc"]["harness_revision"]
     assert other.system_prompt_sha256 == pi_repair["doc"]["system_prompt_sha256"]
@@ -112,9 +114,8 @@ def test_hermes_in_sandbox_and_its_revision_differs(
     pi_repair: dict[str, Any], tasks: dict[str, Path]
 ) -> None:
     need("hermes")
-    result = replay_task(
-        tasks["repair"], "hermes", create(SANDBOXES, "local", "sandbox"), harness_on_host=False
-    )
+    setup = setup_for("hermes", create(SANDBOXES, "local", "sandbox"), placement="on")
+    result = replay_task(setup, tasks["repair"])
     assert result.harness_sandbox == "local"
     assert result.status == "ok" and result.reward == 1.0, (result.reasons, result.stderr_tail)
     assert result.harness_revision is not None
@@ -126,17 +127,10 @@ def _scripted_rollout(
     task_dir: Path, calls: list[dict[str, Any]], keep: Path, budget: Budget
 ) -> Rollout:
     """pi in the sandbox against a scripted server making ``calls`` (one per turn)."""
+    setup = setup_for("pi", create(SANDBOXES, "local", "sandbox"), budget, placement="on")
     with ScriptedServer(script([[c] for c in calls], "Done.")) as server:
-        result = run_rollout(
-            task_dir,
-            "pi",
-            create(SANDBOXES, "local", "sandbox"),
-            server.base_url,
-            "probe",
-            budget,
-            keep=keep,
-            harness_in_sandbox=True,
-        )
+        spec = spec_for(setup, task_dir, server.base_url, "probe")
+        result = run_rollout(dataclasses.replace(spec, keep=keep))
     return result
 
 

@@ -53,23 +53,28 @@ def warm(
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from trajforge.splits.materialise import materialise, open_revision
-    from trajforge.train.replay import harness_in_sandbox
-    from trajforge.train.rollout import load_harness
     from trajforge.train.tiny import resolve
-    from trajforge.train.warmstart import MIN_PROB, answer_ids, logprobs, probe_prompt, warm_start
+    from trajforge.train.warmstart import (
+        MIN_PROB,
+        answer_ids,
+        logprobs,
+        probe_prompt,
+        probe_setup,
+        warm_start,
+    )
 
     tmp = tmp_path_factory.mktemp("warm")
     (task_dir,) = materialise(open_revision(str(qa_dataset), None, tmp), "train", tmp / "t")
-    in_sandbox = harness_in_sandbox(load_harness("pi")[0], None)  # as `trajforge train` places pi
+    setup = probe_setup("pi", "auto")  # as `trajforge train` places pi
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("TRAJFORGE_MODELS", models["TRAJFORGE_MODELS"])
         tiny = resolve("tiny:qwen2")
-    taught = warm_start(tiny, task_dir, "pi", tmp / "warm", in_sandbox)
+    taught = warm_start(tiny, task_dir, setup, tmp / "warm")
     assert taught.right == RIGHT and taught.wrong != RIGHT, taught
     assert min(taught.probs) >= MIN_PROB, taught
     tokenizer = AutoTokenizer.from_pretrained(taught.model)
     saved = AutoModelForCausalLM.from_pretrained(taught.model).eval()
-    prompt = probe_prompt(task_dir, "pi", saved, tokenizer, in_sandbox)
+    prompt = probe_prompt(setup, task_dir, saved, tokenizer)
     assert len(prompt) == taught.prompt_tokens  # the same prompt every time pi is placed so
     answers = [answer_ids(tokenizer, taught.right), answer_ids(tokenizer, taught.wrong)]
     with torch.no_grad():

@@ -21,6 +21,7 @@ from trajforge.registry import HARNESSES, SANDBOXES, create
 from trajforge.train.harnesses.base import Action
 from trajforge.train.policy import episode_actions
 from trajforge.train.replay import load_session, replay_task, resolve_session
+from trajforge.train.rollout_spec import setup_for
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = next((REPO / "trajforge" / "samples" / "codex").glob("rollout-2025-09-03T*.jsonl"))
@@ -137,6 +138,6 @@ def test_pi_replays_the_codex_task_to_reward_1(codex_task: tuple[Path, Task, Ses
     if version is None:
         pytest.skip("!! pi CLI not installed: run `trajforge harness install`; replay not checked")
     task_dir, _, _ = codex_task
-    result = replay_task(task_dir, "pi", create(SANDBOXES, "local", "sandbox"))
+    result = replay_task(setup_for("pi", create(SANDBOXES, "local", "sandbox")), task_dir)
     assert result.status == "ok", result.reasons
     assert result.reward == 1.0, result.tests

@@ -21,6 +21,7 @@ from trajforge.records import Task, load_record
 from trajforge.registry import FORMATS, HARNESSES, SANDBOXES, create
 from trajforge.train.policy import episode_actions
 from trajforge.train.replay import load_session, replay_task
+from trajforge.train.rollout_spec import setup_for
 
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = REPO / "tests" / "fixtures" / "sessions" / "pi"
@@ -87,14 +88,15 @@ def test_pi_cheating_is_blocked(tasks: dict[str, Path]) -> None:
 def test_pi_reading_hidden_tests_is_blocked(tasks: dict[str, Path]) -> None:
     need("pi")
     sandbox = create(SANDBOXES, "local", "sandbox")
-    result = replay_task(tasks["build"], "pi", sandbox, policy="cheat")
+    result = replay_task(setup_for("pi", sandbox), tasks["build"], policy="cheat")
     assert result.status == "blocked" and result.reward == 0.0
-    assert "credentials.secret-env" in {b["rule"] for b in result.blocks}
+    assert "credentials.secret-env" in {b.rule for b in result.blocks}
+    assert all(b.kind == "call" and b.rollout == result.rollout_id for b in result.blocks)
 
 
 def test_pi_replay_build_task(tasks: dict[str, Path]) -> None:
     need("pi")
-    result = replay_task(tasks["build"], "pi", create(SANDBOXES, "local", "sandbox"))
+    result = replay_task(setup_for("pi", create(SANDBOXES, "local", "sandbox")), tasks["build"])
     assert result.verifier_reward == 1.0
     assert result.status == "ok" and result.reward == 1.0, result.blocks
 
@@ -102,17 +104,17 @@ def test_pi_replay_build_task(tasks: dict[str, Path]) -> None:
 @pytest.mark.parametrize("harness", ["opencode", "hermes"])
 def test_replay_and_cheat_through_harness(tasks: dict[str, Path], harness: str) -> None:
     version = need(harness)
-    sandbox = create(SANDBOXES, "local", "sandbox")
-    good = replay_task(tasks["repair"], harness, sandbox)
+    setup = setup_for(harness, create(SANDBOXES, "local", "sandbox"))
+    good = replay_task(setup, tasks["repair"])
     assert good.status == "ok" and good.reward == 1.0, (good.reasons, good.stderr_tail)
     # default: the harness runs in the local sandbox when it is usable (root)
     assert good.harness_sandbox == ("local" if os.geteuid() == 0 else None)
     assert good.harness_version == version
     assert good.guard_calls == 2 and not good.blocks
     assert good.session_tool_calls == 2
-    bad = replay_task(tasks["repair"], harness, sandbox, policy="cheat")
+    bad = replay_task(setup, tasks["repair"], policy="cheat")
     assert bad.status == "blocked" and bad.reward == 0.0
-    assert {b["rule"] for b in bad.blocks} == {"tests.modify-protected", "credentials.secret-env"}
+    assert {b.rule for b in bad.blocks} == {"tests.modify-protected", "credentials.secret-env"}
     assert bad.session_tool_calls == 0
 
 

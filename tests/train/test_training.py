@@ -176,6 +176,7 @@ def recorded_cheat(dataset: Path, tmp_path: Path, concurrency: int = 1) -> Itera
     from trajforge.train.grpo_rollouts import RolloutRunner
     from trajforge.train.replay import scripted_turns
     from trajforge.train.rollout import Budget
+    from trajforge.train.rollout_spec import setup_for
     from trajforge.train.scripted import ScriptedServer
 
     folders = materialise(open_revision(str(dataset), None, tmp_path), "train", tmp_path / "t")
@@ -186,11 +187,12 @@ def recorded_cheat(dataset: Path, tmp_path: Path, concurrency: int = 1) -> Itera
     with ScriptedServer(turns) as server:
         capture = CaptureProxy(server.base_url, temperature=1.0, max_tokens=16, max_turns=8)
         try:
+            budget = Budget(max_steps=8, timeout_s=120)
+            setup = setup_for("pi", create(SANDBOXES, "local", "sandbox"), budget, "off")
             yield RolloutRunner(
-                tasks={task.id: task_dir}, harness="pi",
-                sandbox=create(SANDBOXES, "local", "sandbox"), capture=capture,
-                capture_url=capture.serve(), budget=Budget(max_steps=8, timeout_s=120),
-                concurrency=concurrency, log_path=tmp_path / "rollouts.jsonl", pad_id=0,
+                tasks={task.id: task_dir}, setup=setup, capture=capture,
+                capture_url=capture.serve(), concurrency=concurrency,
+                log_path=tmp_path / "rollouts.jsonl", pad_id=0,
             )  # fmt: skip
         finally:
             capture.close()

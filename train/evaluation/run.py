@@ -17,8 +17,9 @@ from trajforge.scrub import Scrubber
 from trajforge.train.evaluation.arms import ARMS, endpoint
 from trajforge.train.evaluation.config import EvalConfig, ModelArm, ScriptedArm
 from trajforge.train.evaluation.dataset import EvalTask
-from trajforge.train.replay import ON_HOST, harness_in_sandbox, replay_task
-from trajforge.train.rollout import Budget, Rollout, load_harness, run_rollout
+from trajforge.train.replay import replay_task
+from trajforge.train.rollout import Budget, Rollout, run_rollout
+from trajforge.train.rollout_spec import RolloutSetup, setup_for, spec_for
 
 log = logging.getLogger(__name__)
 ANSWER_CHARS = 2000
@@ -69,7 +70,7 @@ def row_of(attempt: Attempt, label: str, result: Rollout) -> dict[str, Any]:
         "calls": result.guard_calls,
         "session_tool_calls": result.session_tool_calls,
         "blocked": len(result.blocks),
-        "block_rules": sorted({str(b.get("rule")) for b in result.blocks}),
+        "block_rules": sorted({str(b.rule) for b in result.blocks}),
         "wall_s": result.wall_s,
         "reasons": list(result.reasons),
         "answer": answer,
@@ -99,30 +100,26 @@ def error_row(attempt: Attempt, label: str, exc: BaseException) -> dict[str, Any
     }
 
 
+def eval_setup(config: EvalConfig, sandbox: Sandbox) -> RolloutSetup:
+    """The run's rollout setup: the harness placed as ``harness_sandbox`` says (its version
+    asked once), the verifier ``sandbox``, the budget every attempt of both arms gets."""
+    budget = Budget(max_steps=config.budget.max_steps, timeout_s=config.budget.timeout_s)
+    return setup_for(config.harness, sandbox, budget, config.harness_sandbox)
+
+
 def run_attempt(
-    config: EvalConfig,
-    arm: ScriptedArm | ModelArm,
-    upstream: str | None,
-    attempt: Attempt,
-    sandbox: Sandbox,
-    in_sandbox: bool = False,
+    setup: RolloutSetup, arm: ScriptedArm | ModelArm, upstream: str | None, attempt: Attempt
 ) -> dict[str, Any]:
     """One attempt as a row; any failure becomes an ``error`` row."""
-    budget = Budget(max_steps=config.budget.max_steps, timeout_s=config.budget.timeout_s)
     label = arm_label(arm)
     folder = attempt.task.folder
     try:
         if isinstance(arm, ScriptedArm):
-            result = replay_task(
-                folder, config.harness, sandbox, arm.policy, budget, harness_on_host=not in_sandbox
-            )
+            result = replay_task(setup, folder, arm.policy)
         else:
             assert upstream is not None
             rollout_id = f"{attempt.arm}-{attempt.task.id}-{attempt.index}"
-            result = run_rollout(
-                folder, config.harness, sandbox, upstream, label, budget, None, rollout_id,
-                harness_in_sandbox=in_sandbox,
-            )  # fmt: skip
+            result = run_rollout(spec_for(setup, folder, upstream, label, rollout_id))
     except Exception as exc:  # per-attempt resilience: recorded as an error row
         log.warning("attempt %s/%s/%d failed: %s", attempt.arm, attempt.task.id, attempt.index, exc)
         log.debug("attempt failure", exc_info=True)
@@ -145,8 +142,7 @@ def run_all(
 ) -> list[dict[str, Any]]:
     """Every attempt of both arms (base first), as rows."""
     rows: list[dict[str, Any]] = []
-    harness, _ = load_harness(config.harness)
-    in_sandbox = harness_in_sandbox(harness, ON_HOST[config.harness_sandbox])
+    setup = eval_setup(config, sandbox)
 
     def done(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -164,5 +160,5 @@ def run_all(
                     done(error_row(attempt, arm_label(arm), exc))
                 continue
             for attempt in attempts(config, tasks, name):
-                done(run_attempt(config, arm, upstream, attempt, sandbox, in_sandbox))
+                done(run_attempt(setup, arm, upstream, attempt))
     return rows

@@ -1,11 +1,12 @@
 """Shared helpers of the harness runners: where the process runs, a killable subprocess.
 
-A harness runner (``pi.py``, ``opencode.py``, ``hermes.py``) writes its config under the run
-folder, starts its CLI and collects the session log through a :class:`Runner`:
-:class:`HostRunner` (a temp folder on the host, the workspace beside it) or
-``sandboxed.SandboxRunner`` (the same layout inside the local sandbox, the model endpoint
-reached through a bridge). The runner maps paths: ``root`` / ``workspace`` are what the harness
-sees, ``host_root`` / ``host_workspace`` where the host finds the files after a run.
+A harness (``pi.py``, ``opencode.py``, ``hermes.py``; the seam is
+:class:`trajforge.protocols.Harness`) writes its config under the run folder, starts its CLI and
+collects the session log through a :class:`~trajforge.protocols.Runner`: :class:`HostRunner`
+(a temp folder on the host, the workspace beside it) or ``sandboxed.SandboxRunner`` (the same
+layout inside the local sandbox, the model endpoint reached through a bridge). The runner maps
+paths: ``root`` / ``workspace`` are what the harness sees, ``host_root`` / ``host_workspace``
+where the host finds the files after a run.
 """
 
 from __future__ import annotations
@@ -14,82 +15,15 @@ import os
 import shutil
 import signal
 import subprocess
-from dataclasses import dataclass
+import threading
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
 
-from trajforge.protocols import HarnessRun
+from trajforge.protocols import ProcessResult
 from trajforge.scrub import Scrubber
 
 TAIL_CHARS = 2000
 Action = tuple[str, ...]
 """("read", path) | ("write", path, content) | ("edit", path, old, new) | ("shell", command)."""
-
-
-@dataclass(frozen=True)
-class Proc:
-    """Result of one harness process."""
-
-    exit_code: int | None
-    timed_out: bool
-    stdout: str
-    stderr: str
-
-
-class Runner(Protocol):
-    """Where one harness run happens: its folders, environment and processes."""
-
-    where: str | None
-    """None: on the host; else the sandbox backend (``local``)."""
-    root: Path
-    """Run folder as the harness sees it (``HOME`` is ``root/home``)."""
-    workspace: Path
-    """Workspace as the harness sees it (the processes' cwd)."""
-    host_root: Path
-    """Run folder on the host (where :meth:`fetch` puts files)."""
-    host_workspace: Path
-    """Workspace on the host (in sync with the harness's after every :meth:`run`)."""
-
-    def write(self, rel: str, text: str) -> Path:
-        """Write ``root/rel`` (parents created); its path as the harness sees it."""
-        ...
-
-    def env(self, extra: dict[str, str], inherit: bool = True) -> dict[str, str]:
-        """Environment of a harness process: ``HOME=root/home`` plus ``extra``.
-
-        ``inherit``: on the host, start from the current environment (secrets dropped);
-        a sandbox never inherits.
-        """
-        ...
-
-    def run(self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = "") -> Proc:
-        """Run ``argv`` in the workspace; the whole process tree is killed after ``timeout_s``."""
-        ...
-
-    def fetch(self, rel: str) -> Path | None:
-        """``root/rel`` (file or folder) on the host, copied out when needed; None if missing."""
-        ...
-
-
-@runtime_checkable
-class RunnableHarness(Protocol):
-    """A harness runner that can run through any :class:`Runner` (host or sandbox)."""
-
-    name: str
-
-    def version(self) -> str | None: ...
-
-    def tool_call(self, action: tuple[str, ...], workspace: Path) -> dict[str, Any]: ...
-
-    def run_with(
-        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        """Run the harness on ``request`` through ``runner`` against ``base_url``."""
-        ...
-
-    def sandbox_paths(self) -> tuple[list[Path], str | None]:
-        """(host folders the CLI needs inside a sandbox, why it cannot run there or None)."""
-        ...
 
 
 class HostRunner:
@@ -113,7 +47,9 @@ class HostRunner:
         (self.root / "home").mkdir(parents=True, exist_ok=True)
         return {"HOME": str(self.root / "home"), **extra}
 
-    def run(self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = "") -> Proc:
+    def run(
+        self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = ""
+    ) -> ProcessResult:
         return run_process(argv, self.workspace, env, timeout_s, stdin or None)
 
     def fetch(self, rel: str) -> Path | None:
@@ -123,7 +59,7 @@ class HostRunner:
 
 def run_process(
     argv: list[str], cwd: Path, env: dict[str, str], timeout_s: float, stdin: str | None = None
-) -> Proc:
+) -> ProcessResult:
     """Run ``argv`` in its own process group; kill the whole group after ``timeout_s``."""
     proc = subprocess.Popen(
         argv,
@@ -140,8 +76,8 @@ def run_process(
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         out, err = proc.communicate()
-        return Proc(None, True, out, err)
-    return Proc(proc.returncode, False, out, err)
+        return ProcessResult(exit_code=None, timed_out=True, stdout=out, stderr=err)
+    return ProcessResult(exit_code=proc.returncode, timed_out=False, stdout=out, stderr=err)
 
 
 def isolated_env(root: Path, extra: dict[str, str]) -> dict[str, str]:
@@ -168,24 +104,45 @@ def absolute(workspace: Path, path: str) -> str:
     return str(workspace / path) if not os.path.isabs(path) else path
 
 
-class HostRunMixin:
-    """``Harness.run`` for a :class:`RunnableHarness`: ``run_with`` a :class:`HostRunner` whose
-    root is the workspace's parent folder."""
-
-    def run_with(
-        self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        raise NotImplementedError
-
-    def run(
-        self, request: str, workspace: Path, base_url: str, api_key: str, timeout_s: float
-    ) -> HarnessRun:
-        runner = HostRunner(workspace.parent, workspace)
-        return self.run_with(request, runner, base_url, api_key, timeout_s)
-
-
 def version_of(argv: list[str]) -> str | None:
-    """First line printed by ``argv`` (a ``--version`` call), or None when it cannot run."""
+    """First line printed by ``argv`` (a ``--version`` call), or None when it cannot run.
+
+    Asked once per process and executable: the answer is cached under ``argv`` and the
+    resolved executable's path and mtime (a reinstall in place is asked again); a failure is
+    not cached (``trajforge harness install`` may fix it).
+    """
+    key = _executable_key(argv)
+    if key is None:
+        return None
+    with _VERSIONS_LOCK:
+        known = _VERSIONS.get(key)
+    if known is not None:
+        return known
+    found = _ask_version(argv)
+    if found is not None:
+        with _VERSIONS_LOCK:
+            _VERSIONS[key] = found
+    return found
+
+
+_VERSIONS: dict[tuple[tuple[str, ...], str, int], str] = {}
+"""(argv, resolved executable, its mtime) → the version it printed."""
+_VERSIONS_LOCK = threading.Lock()
+
+
+def _executable_key(argv: list[str]) -> tuple[tuple[str, ...], str, int] | None:
+    """The cache key of a version call; None when its executable is not there."""
+    found = shutil.which(argv[0])
+    if found is None:
+        return None
+    exe = Path(found).resolve()
+    try:
+        return tuple(argv), str(exe), exe.stat().st_mtime_ns
+    except OSError:
+        return None
+
+
+def _ask_version(argv: list[str]) -> str | None:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired):

@@ -17,12 +17,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from trajforge.protocols import HarnessRun
+from trajforge.protocols import HarnessRun, Runner
 from trajforge.train.harnesses.base import (
     UNEXPOSABLE,
     Action,
-    HostRunMixin,
-    Runner,
     tail,
     version_of,
 )
@@ -62,7 +60,7 @@ def hermes_python() -> Path:
     return venv / "bin" / "python"
 
 
-class HermesHarness(HostRunMixin):
+class HermesHarness:
     """hermes-agent, driven through its Python API in its venv."""
 
     name = "hermes"
@@ -99,7 +97,7 @@ class HermesHarness(HostRunMixin):
                 return [], f"the hermes venv {path} is under a folder the local sandbox cannot show"
         return [venv, base], None
 
-    def run_with(
+    def run(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
         hermes_home = runner.write("home/.hermes/.keep", "").parent

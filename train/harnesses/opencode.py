@@ -14,11 +14,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trajforge.protocols import HarnessRun
+from trajforge.protocols import HarnessRun, Runner
 from trajforge.train.harnesses.base import (
     Action,
-    HostRunMixin,
-    Runner,
     absolute,
     node_cli_paths,
     node_path,
@@ -94,7 +92,7 @@ def session_id_from(stdout: str) -> str | None:
     return None
 
 
-class OpencodeHarness(HostRunMixin):
+class OpencodeHarness:
     """The opencode CLI (binary ``opencode``)."""
 
     name = "opencode"
@@ -122,7 +120,7 @@ class OpencodeHarness(HostRunMixin):
     def sandbox_paths(self) -> tuple[list[Path], str | None]:
         return node_cli_paths(self.binary, needs_node=False)
 
-    def run_with(
+    def run(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
         config = runner.write("home/opencode.json", config_json(base_url, api_key))

@@ -10,11 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from trajforge.protocols import HarnessRun
+from trajforge.protocols import HarnessRun, Runner
 from trajforge.train.harnesses.base import (
     Action,
-    HostRunMixin,
-    Runner,
     absolute,
     node_cli_paths,
     node_path,
@@ -44,7 +42,7 @@ def models_json(base_url: str, api_key: str) -> str:
     return json.dumps(models, indent=2)
 
 
-class PiHarness(HostRunMixin):
+class PiHarness:
     """The pi CLI (binary ``pi``)."""
 
     name = "pi"
@@ -72,7 +70,7 @@ class PiHarness(HostRunMixin):
     def sandbox_paths(self) -> tuple[list[Path], str | None]:
         return node_cli_paths(self.binary)
 
-    def run_with(
+    def run(
         self, request: str, runner: Runner, base_url: str, api_key: str, timeout_s: float
     ) -> HarnessRun:
         agent = runner.write("agent/models.json", models_json(base_url, api_key)).parent

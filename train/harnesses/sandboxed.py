@@ -24,10 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from trajforge.closing import Closing
 from trajforge.errors import SandboxError
-from trajforge.protocols import Limits
-from trajforge.train.harnesses.base import Proc, RunnableHarness
+from trajforge.protocols import Harness, Limits, ProcessResult
+from trajforge.records import Budget
 from trajforge.train.harnesses.bridge import NetnsBridge
-from trajforge.train.rollout_records import Budget
 from trajforge.verifiers.sandbox.common import copy_workspace
 from trajforge.verifiers.sandbox.local import LocalSandbox, LocalSession
 
@@ -55,7 +54,7 @@ def harness_limits(budget: Budget) -> Limits:
     )
 
 
-def sandbox_blocker(harness: RunnableHarness) -> str | None:
+def sandbox_blocker(harness: Harness) -> str | None:
     """Why ``harness`` cannot run in the local sandbox here, or None when it can."""
     reason = LocalSandbox().available()
     if reason is not None:
@@ -132,13 +131,20 @@ class SandboxRunner(Closing):
         self._mkdir(self.root / "home")
         return {"HOME": str(self.root / "home"), "TMPDIR": "/tmp", **extra}
 
-    def run(self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = "") -> Proc:
+    def run(
+        self, argv: list[str], env: dict[str, str], timeout_s: float, stdin: str = ""
+    ) -> ProcessResult:
         self.write(STDIN_FILE, stdin)
         script = f'cd {shlex.quote(str(self.workspace))} && exec "$@" < {self.root / STDIN_FILE}'
         result = self.session.run(["sh", "-c", script, "sh", *argv], timeout=timeout_s, env=env)
         self._sync_workspace()
         exit_code = None if result.timed_out else result.exit_code
-        return Proc(exit_code, result.timed_out, result.stdout, result.stderr)
+        return ProcessResult(
+            exit_code=exit_code,
+            timed_out=result.timed_out,
+            stdout=result.stdout,
+            stderr=result.stderr,
+        )
 
     def _sync_workspace(self) -> None:
         """Replace the host workspace with the sandbox's (symlink-safe copy)."""

@@ -126,6 +126,7 @@ def replay(
 ) -> None:
     """Replay a task's recorded episode through a real harness behind the guard; print reward."""
     from trajforge.train.replay import POLICIES, Budget, replay_task
+    from trajforge.train.rollout_spec import placement_of, setup_for
 
     if policy not in POLICIES:
         raise UsageError(f"--policy {policy!r}: expected one of {', '.join(POLICIES)}")
@@ -137,7 +138,8 @@ def replay(
         raise UsageError("--max-steps must be >= 1 and --timeout > 0")
     sandbox = create(SANDBOXES, backend, "sandbox")
     budget = Budget(max_steps=max_steps, timeout_s=timeout)
-    result = replay_task(task_dir, harness, sandbox, policy, budget, session, keep, on_host)
+    setup = setup_for(harness, sandbox, budget, placement_of(on_host))
+    result = replay_task(setup, task_dir, policy, session, keep)
     if as_json:
         print_json(result.model_dump(mode="json"))
     else:

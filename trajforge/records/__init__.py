@@ -4,7 +4,8 @@ Every record has a ``schema_version`` and is identified by :func:`record_hash`, 
 its sorted JSON. Loading goes through :func:`load_record`, which turns validation failures into
 a :class:`~trajforge.errors.RecordError` naming the file and the field. The modules: ``base``
 (hashing, loading, the shared enums), ``session`` (what reconstruct reads), ``task``,
-``validation`` (controls, evidence, verify results), ``dataset`` (revisions, deployment units);
+``validation`` (controls, evidence, verify results), ``dataset`` (revisions, deployment units),
+``rollout`` (budgets, guard blocks, rollout outcomes);
 ``upgrade`` loads older task.json files.
 """
 
@@ -33,6 +34,7 @@ from trajforge.records.dataset import (
     ManifestTask,
     SplitDefinition,
 )
+from trajforge.records.rollout import Budget, GuardBlock, Rollout, RolloutStatus
 from trajforge.records.session import (
     Edit,
     Event,
@@ -106,6 +108,7 @@ __all__ = [
     "TASK_SCHEMA",
     "VERDICTS",
     "AnswerKey",
+    "Budget",
     "CellResult",
     "CheckRun",
     "CommitChosenBy",
@@ -133,6 +136,7 @@ __all__ = [
     "FileReport",
     "Forbidden",
     "GitInfo",
+    "GuardBlock",
     "InstructionBrief",
     "InstructionEvidence",
     "ManifestTask",
@@ -150,6 +154,8 @@ __all__ = [
     "RepoStatus",
     "Reproduction",
     "RewriteKind",
+    "Rollout",
+    "RolloutStatus",
     "RunStatus",
     "Session",
     "SessionHeader",

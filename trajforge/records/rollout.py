@@ -1,20 +1,28 @@
-"""Records of a rollout: its budget and its outcome (see :mod:`trajforge.train.rollout`)."""
+"""Records of one rollout through a real harness: its budget, the guard's blocks, its outcome.
+
+Written by ``trajforge.train.rollout`` (replay, train, eval) and read by the eval rows, the
+training log (``rollouts.jsonl``) and ``trajforge replay --json``.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from trajforge.records import SCHEMA_VERSION, VerifyTest
+from trajforge.records.base import FROZEN, SCHEMA_VERSION, Family
+from trajforge.records.validation import VerifyTest
 
-Status = Literal["ok", "blocked", "error", "timeout"]
+RolloutStatus = Literal["ok", "blocked", "error", "timeout"]
+"""ok: ran and was scored; blocked: the guard blocked a call (reward 0); error: the rollout is
+unscored (harness, sandbox or verifier failed); timeout: the wall clock ran out (still scored).
+``error`` and ``timeout`` mean what they mean in validation's ``Status``."""
 
 
 class Budget(BaseModel):
     """Step and wall-clock budget of one run."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     max_steps: int = Field(default=50, ge=1)
     """Model turns the policy may take (scripts are cut; the capture proxy ends a model's run)."""
@@ -26,10 +34,35 @@ class Budget(BaseModel):
     """Writable space of the sandboxed harness (its workspace, home and tmp)."""
 
 
+class GuardBlock(BaseModel):
+    """One tool call (or tool output) the guard proxy blocked, as the proxy recorded it."""
+
+    model_config = FROZEN
+
+    ts: float
+    """Unix time of the decision (seconds, 3 decimals)."""
+    rollout: str
+    """Rollout id the proxy keyed the call on."""
+    bundle: str
+    """Version of the rule bundle that decided."""
+    kind: Literal["call", "output"]
+    """call: a proposed tool call; output: a tool output sent back (a literal secret)."""
+    tool: str
+    """Tool name as the harness offered it (``tool`` for an output)."""
+    call_id: str
+    """The tool call's id in the chat request or response."""
+    decision: Literal["block"] = "block"
+    """Always block (flags are not kept in the rollout)."""
+    rule: str | None
+    """Id of the blocking rule."""
+    reason: str
+    """Which effect matched and why the rule exists (secrets redacted)."""
+
+
 class Rollout(BaseModel):
     """Outcome of one rollout through a real harness."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     schema_version: int = SCHEMA_VERSION
     """Version of the record schema."""
@@ -37,7 +70,7 @@ class Rollout(BaseModel):
     """Rollout id (the API key the harness sent; the guard proxy keys its state on it)."""
     task: str
     """Task id."""
-    family: str
+    family: Family
     """Task family (build, extend, repair, qa, data)."""
     harness: str
     """Harness registry name."""
@@ -45,8 +78,8 @@ class Rollout(BaseModel):
     """Exact version the installed CLI reported."""
     policy: str
     """What produced the model turns: replay, cheat, give_up, or a model label."""
-    status: Status
-    """ok: ran and was scored; blocked: the guard blocked a call (reward 0); error / timeout."""
+    status: RolloutStatus
+    """ok / blocked / error / timeout (see :data:`RolloutStatus`)."""
     reasons: tuple[str, ...] = ()
     """Why the status is not ok."""
     reward: float | None
@@ -59,8 +92,8 @@ class Rollout(BaseModel):
     """Turns in a scripted policy (tool-call turns + the final answer); None for a model."""
     guard_calls: int
     """Tool calls the guard proxy judged."""
-    blocks: tuple[dict[str, Any], ...] = ()
-    """Guard block records (rule, reason, tool)."""
+    blocks: tuple[GuardBlock, ...] = ()
+    """What the guard blocked, in order."""
     session_log: str | None = None
     """Session log the harness wrote (kept with ``keep``; otherwise a deleted temp path)."""
     session_tool_calls: int | None = None
