@@ -4,7 +4,8 @@ Every record has a ``schema_version`` and is identified by :func:`record_hash`, 
 its sorted JSON. Loading goes through :func:`load_record`, which turns validation failures into
 a :class:`~trajforge.errors.RecordError` naming the file and the field. The modules: ``base``
 (hashing, loading, the shared enums), ``session`` (what reconstruct reads), ``task``,
-``validation`` (controls, evidence, verify results), ``dataset`` (revisions, deployment units),
+``controls`` (statuses, control cells, mutants, test sets), ``validation`` (evidence, verify
+results), ``dataset`` (revisions, deployment units),
 ``rollout`` (budgets, guard blocks, rollout outcomes);
 ``upgrade`` loads older task.json files.
 """
@@ -64,7 +65,7 @@ from trajforge.records.task import (
     Verifier,
 )
 from trajforge.records.upgrade import TASK_SCHEMA
-from trajforge.records.validation import (
+from trajforge.records.controls import (
     VERDICTS,
     CellResult,
     CheckRun,
@@ -72,28 +73,30 @@ from trajforge.records.validation import (
     DerivedSource,
     DerivedTest,
     DerivedTests,
-    EnvironmentEvidence,
-    Evidence,
     Expect,
-    FailToPass,
-    Forbidden,
-    InstructionBrief,
-    InstructionEvidence,
     MutantNote,
     MutantRow,
     MutantSummary,
     MutantVerdict,
-    Reproduction,
-    RewriteKind,
     RunStatus,
-    ShellReplay,
     Status,
-    TeacherLoop,
-    TeacherRound,
-    TeacherUsage,
     TestOutcome,
     TestRow,
     TestSets,
+)
+from trajforge.records.validation import (
+    EnvironmentEvidence,
+    Evidence,
+    FailToPass,
+    Forbidden,
+    InstructionBrief,
+    InstructionEvidence,
+    Reproduction,
+    RewriteKind,
+    ShellReplay,
+    TeacherLoop,
+    TeacherRound,
+    TeacherUsage,
     Validation,
     VerifyResult,
     VerifyTest,

@@ -13,7 +13,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from trajforge.records.validation import ControlCell, Evidence, MutantRow
+from trajforge.records.controls import ControlCell, MutantRow
+from trajforge.records.validation import Evidence
 
 log = logging.getLogger(__name__)
 TASK_SCHEMA = 2
