@@ -27,6 +27,25 @@ from trajforge.records.base import (
     record_hash,
     sha256_hex,
 )
+from trajforge.records.controls import (
+    VERDICTS,
+    CellResult,
+    CheckRun,
+    ControlCell,
+    DerivedSource,
+    DerivedTest,
+    DerivedTests,
+    Expect,
+    MutantNote,
+    MutantRow,
+    MutantSummary,
+    MutantVerdict,
+    RunStatus,
+    Status,
+    TestOutcome,
+    TestRow,
+    TestSets,
+)
 from trajforge.records.dataset import (
     DatasetManifest,
     DatasetVersions,
@@ -65,25 +84,6 @@ from trajforge.records.task import (
     Verifier,
 )
 from trajforge.records.upgrade import TASK_SCHEMA
-from trajforge.records.controls import (
-    VERDICTS,
-    CellResult,
-    CheckRun,
-    ControlCell,
-    DerivedSource,
-    DerivedTest,
-    DerivedTests,
-    Expect,
-    MutantNote,
-    MutantRow,
-    MutantSummary,
-    MutantVerdict,
-    RunStatus,
-    Status,
-    TestOutcome,
-    TestRow,
-    TestSets,
-)
 from trajforge.records.validation import (
     EnvironmentEvidence,
     Evidence,
