@@ -126,10 +126,13 @@ def score(spec: RolloutSpec, ws: Path, answer: str | None) -> tuple[float, tuple
     return result.reward, result.tests
 
 
-def status_of(run: HarnessRun, blocked: bool) -> Verdict:
+def status_of(run: HarnessRun, blocks: tuple[GuardBlock, ...]) -> Verdict:
     """Rollout status from the harness run and the guard's verdict."""
-    if blocked:
-        return Verdict("blocked", ("the guard blocked a tool call",))
+    if blocks:
+        why = (
+            "the guard blocked a tool call" if b.kind != "workspace" else b.reason for b in blocks
+        )
+        return Verdict("blocked", tuple(dict.fromkeys(why)))
     if run.timed_out:
         return Verdict("timeout", ("wall-clock budget ran out",))
     if run.exit_code != 0:
@@ -213,6 +216,17 @@ class HarnessPhase:
     where: str | None = None
 
 
+def check_integrity(proxy: RecordingGuardProxy, rollout_id: str, workspace: Path) -> int:
+    """After the harness stopped: protected files (visible tests, graders) the rollout changed
+    in ``workspace`` (the host's copy) are blocks, recorded beside the blocked calls — a
+    tampering no call-level rule caught still zeroes the reward. Returns how many."""
+    rollout = proxy.rollout(rollout_id)
+    found = rollout.detector.check_workspace(workspace)
+    for decision in found:
+        proxy.record(rollout, "workspace", "workspace", "", decision)
+    return len(found)
+
+
 def guard_record(proxy: RecordingGuardProxy, rollout_id: str) -> tuple[int, tuple[GuardBlock, ...]]:
     """(tool calls judged, blocks) the guard proxy recorded for ``rollout_id``."""
     rollout = proxy.rollouts.get(rollout_id)
@@ -233,6 +247,7 @@ def harness_phase(spec: RolloutSpec, ws: Path) -> HarnessPhase:
             with guarded(spec, place.workspace) as (proxy, url):
                 run = run_harness(spec, place, url)
                 wall = time.monotonic() - start
+                check_integrity(proxy, spec.rollout_id, place.host_workspace)
                 calls, blocks = guard_record(proxy, spec.rollout_id)
             request = proxy.first_requests.get(spec.rollout_id)
             revision = record_revision(spec, request, place)
@@ -254,7 +269,7 @@ def rollout_in(spec: RolloutSpec, ws: Path) -> Rollout:
     harness = spec.setup.harness
     sessions = parse_log(harness.name, run.session_log)
     answer = last_answer(sessions)
-    verdict = judged(spec, status_of(run, bool(phase.blocks)), ws, answer)
+    verdict = judged(spec, status_of(run, phase.blocks), ws, answer)
     return Rollout(
         rollout_id=spec.rollout_id,
         task=spec.task.id,

@@ -35,7 +35,7 @@ class Budget(BaseModel):
 
 
 class GuardBlock(BaseModel):
-    """One tool call (or tool output) the guard proxy blocked, as the proxy recorded it."""
+    """One tool call, tool output or workspace change the guard blocked, as it was recorded."""
 
     model_config = FROZEN
 
@@ -45,8 +45,9 @@ class GuardBlock(BaseModel):
     """Rollout id the proxy keyed the call on."""
     bundle: str
     """Version of the rule bundle that decided."""
-    kind: Literal["call", "output"]
-    """call: a proposed tool call; output: a tool output sent back (a literal secret)."""
+    kind: Literal["call", "output", "workspace"]
+    """call: a proposed tool call; output: a tool output sent back (a literal secret);
+    workspace: a protected file the rollout changed, found after it (``check_workspace``)."""
     tool: str
     """Tool name as the harness offered it (``tool`` for an output)."""
     call_id: str
