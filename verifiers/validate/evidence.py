@@ -138,23 +138,14 @@ def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig)
         test_sets=fail_to_pass_sets(final_runs, _start_run(result), dropped),
         notes=(*evidence.notes, *kill_notes, *survivors),
     )
-    evidence = evidence.model_copy(update=update)
     failures += bad
-    if failures:
-        return Validation(
-            status=Status.REJECTED,
-            reasons=tuple(failures),
-            controls=controls,
-            mutants=tuple(rows),
-            evidence=evidence,
-        )
-    rejected = ", ".join(label(n) for n in result.controls)
-    reasons.append(f"rejects {rejected}" if rejected else "no must-fail control applied")
-    reasons += kill_notes
+    if not failures:
+        rejected = ", ".join(label(n) for n in result.controls)
+        reasons.append(f"rejects {rejected}" if rejected else "no must-fail control applied")
     return Validation(
-        status=Status.ACCEPTED,
-        reasons=tuple(reasons),
+        status=Status.REJECTED if failures else Status.ACCEPTED,
+        reasons=tuple(failures or [*reasons, *kill_notes]),
         controls=controls,
         mutants=tuple(rows),
-        evidence=evidence,
+        evidence=evidence.model_copy(update=update),
     )
