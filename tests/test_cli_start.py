@@ -78,6 +78,23 @@ def test_guard_check_imports_only_the_guard() -> None:
     assert _commands(modules) == ["trajforge.cli.guard_cmd"]
     # rich is imported only when a line is bad and an error has to be shown
     assert _heavy(modules, ("rich",)) == []
+    # the records load lazily: the guard needs the base records, not tasks or validations
+    assert sorted(m for m in modules if m.startswith("trajforge.records.")) == [
+        "trajforge.records.base"
+    ]
+
+
+def test_every_record_name_resolves_from_its_module() -> None:
+    import importlib
+
+    import trajforge.records as records
+
+    assert set(records._WHERE) == set(records.__all__)
+    for name in records.__all__:
+        module = importlib.import_module(f"trajforge.records.{records._WHERE[name]}")
+        assert getattr(records, name) is getattr(module, name), name
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        records.Nope  # noqa: B018
 
 
 def _root_help(group: LazyGroup, capsys: pytest.CaptureFixture[str]) -> str:

@@ -8,18 +8,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Generic,
+    Literal,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    runtime_checkable,
+)
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.records import (
-    InstructionBrief,
-    ParseWarning,
-    Session,
-    Task,
-    Validation,
-    WrittenInstruction,
-)
+if TYPE_CHECKING:  # annotations only: importing the seams loads no record module
+    from trajforge.records import (
+        InstructionBrief,
+        ParseWarning,
+        Session,
+        Task,
+        Validation,
+        WrittenInstruction,
+    )
 
 
 @runtime_checkable
@@ -348,7 +358,7 @@ class Harness(Protocol):
         ...
 
 
-Prove = Callable[[Task, Mapping[str, str]], Validation]
+Prove: TypeAlias = "Callable[[Task, Mapping[str, str]], Validation]"
 """Validation's judge of a code task with the given hidden tests (path → text) in ``tests/``."""
 
 

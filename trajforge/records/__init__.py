@@ -8,100 +8,233 @@ a :class:`~trajforge.errors.RecordError` naming the file and the field. The modu
 results), ``dataset`` (revisions, deployment units),
 ``rollout`` (budgets, guard blocks, rollout outcomes);
 ``upgrade`` loads older task.json files.
+
+Names load lazily (PEP 562): ``from trajforge.records import Record`` imports only ``base``,
+so a command pays for the record modules it uses (``guard check`` needs no task records).
 """
 
-from trajforge.records.base import (
-    CODE_FAMILIES,
-    FAMILIES,
-    FROZEN,
-    SCHEMA_VERSION,
-    EventKind,
-    Family,
-    Reason,
-    Record,
-    ToolKind,
-    VerifierKind,
-    canonical_json,
-    dump_record,
-    load_record,
-    record_hash,
-    sha256_hex,
-)
-from trajforge.records.controls import (
-    VERDICTS,
-    CellResult,
-    CheckRun,
-    ControlCell,
-    DerivedSource,
-    DerivedTest,
-    DerivedTests,
-    Expect,
-    MutantNote,
-    MutantRow,
-    MutantSummary,
-    MutantVerdict,
-    RunStatus,
-    Status,
-    TestOutcome,
-    TestRow,
-    TestSets,
-)
-from trajforge.records.dataset import (
-    DatasetManifest,
-    DatasetVersions,
-    DeploymentUnit,
-    Duplicate,
-    ManifestTask,
-    SplitDefinition,
-)
-from trajforge.records.rollout import Budget, GuardBlock, Rollout, RolloutStatus
-from trajforge.records.session import (
-    Edit,
-    Event,
-    GitInfo,
-    ParseWarning,
-    Session,
-    SessionHeader,
-    SourcePos,
-    TriageDrop,
-)
-from trajforge.records.task import (
-    AnswerKey,
-    CommitChosenBy,
-    Ecosystem,
-    Environment,
-    EnvironmentRecipe,
-    Fact,
-    FactKind,
-    FileReport,
-    PackageManager,
-    Provenance,
-    RepoFoundBy,
-    RepoMatch,
-    RepoStatus,
-    Task,
-    TaskSource,
-    Verifier,
-)
-from trajforge.records.upgrade import TASK_SCHEMA
-from trajforge.records.validation import (
-    EnvironmentEvidence,
-    Evidence,
-    FailToPass,
-    Forbidden,
-    InstructionBrief,
-    InstructionEvidence,
-    Reproduction,
-    RewriteKind,
-    ShellReplay,
-    TeacherLoop,
-    TeacherRound,
-    TeacherUsage,
-    Validation,
-    VerifyResult,
-    VerifyTest,
-    WrittenInstruction,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trajforge.records.base import (
+        CODE_FAMILIES,
+        FAMILIES,
+        FROZEN,
+        SCHEMA_VERSION,
+        EventKind,
+        Family,
+        Reason,
+        Record,
+        ToolKind,
+        VerifierKind,
+        canonical_json,
+        dump_record,
+        load_record,
+        record_hash,
+        sha256_hex,
+    )
+    from trajforge.records.controls import (
+        VERDICTS,
+        CellResult,
+        CheckRun,
+        ControlCell,
+        DerivedSource,
+        DerivedTest,
+        DerivedTests,
+        Expect,
+        MutantNote,
+        MutantRow,
+        MutantSummary,
+        MutantVerdict,
+        RunStatus,
+        Status,
+        TestOutcome,
+        TestRow,
+        TestSets,
+    )
+    from trajforge.records.dataset import (
+        DatasetManifest,
+        DatasetVersions,
+        DeploymentUnit,
+        Duplicate,
+        ManifestTask,
+        SplitDefinition,
+    )
+    from trajforge.records.rollout import Budget, GuardBlock, Rollout, RolloutStatus
+    from trajforge.records.session import (
+        Edit,
+        Event,
+        GitInfo,
+        ParseWarning,
+        Session,
+        SessionHeader,
+        SourcePos,
+        TriageDrop,
+    )
+    from trajforge.records.task import (
+        AnswerKey,
+        CommitChosenBy,
+        Ecosystem,
+        Environment,
+        EnvironmentRecipe,
+        Fact,
+        FactKind,
+        FileReport,
+        PackageManager,
+        Provenance,
+        RepoFoundBy,
+        RepoMatch,
+        RepoStatus,
+        Task,
+        TaskSource,
+        Verifier,
+    )
+    from trajforge.records.upgrade import TASK_SCHEMA
+    from trajforge.records.validation import (
+        EnvironmentEvidence,
+        Evidence,
+        FailToPass,
+        Forbidden,
+        InstructionBrief,
+        InstructionEvidence,
+        Reproduction,
+        RewriteKind,
+        ShellReplay,
+        TeacherLoop,
+        TeacherRound,
+        TeacherUsage,
+        Validation,
+        VerifyResult,
+        VerifyTest,
+        WrittenInstruction,
+    )
+
+_WHERE: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "CODE_FAMILIES",
+            "EventKind",
+            "FAMILIES",
+            "FROZEN",
+            "Family",
+            "Reason",
+            "Record",
+            "SCHEMA_VERSION",
+            "ToolKind",
+            "VerifierKind",
+            "canonical_json",
+            "dump_record",
+            "load_record",
+            "record_hash",
+            "sha256_hex",
+        ),
+        "base",
+    ),
+    **dict.fromkeys(
+        (
+            "CellResult",
+            "CheckRun",
+            "ControlCell",
+            "DerivedSource",
+            "DerivedTest",
+            "DerivedTests",
+            "Expect",
+            "MutantNote",
+            "MutantRow",
+            "MutantSummary",
+            "MutantVerdict",
+            "RunStatus",
+            "Status",
+            "TestOutcome",
+            "TestRow",
+            "TestSets",
+            "VERDICTS",
+        ),
+        "controls",
+    ),
+    **dict.fromkeys(
+        (
+            "DatasetManifest",
+            "DatasetVersions",
+            "DeploymentUnit",
+            "Duplicate",
+            "ManifestTask",
+            "SplitDefinition",
+        ),
+        "dataset",
+    ),
+    **dict.fromkeys(("Budget", "GuardBlock", "Rollout", "RolloutStatus"), "rollout"),
+    **dict.fromkeys(
+        (
+            "Edit",
+            "Event",
+            "GitInfo",
+            "ParseWarning",
+            "Session",
+            "SessionHeader",
+            "SourcePos",
+            "TriageDrop",
+        ),
+        "session",
+    ),
+    **dict.fromkeys(
+        (
+            "AnswerKey",
+            "CommitChosenBy",
+            "Ecosystem",
+            "Environment",
+            "EnvironmentRecipe",
+            "Fact",
+            "FactKind",
+            "FileReport",
+            "PackageManager",
+            "Provenance",
+            "RepoFoundBy",
+            "RepoMatch",
+            "RepoStatus",
+            "Task",
+            "TaskSource",
+            "Verifier",
+        ),
+        "task",
+    ),
+    **dict.fromkeys(("TASK_SCHEMA",), "upgrade"),
+    **dict.fromkeys(
+        (
+            "EnvironmentEvidence",
+            "Evidence",
+            "FailToPass",
+            "Forbidden",
+            "InstructionBrief",
+            "InstructionEvidence",
+            "Reproduction",
+            "RewriteKind",
+            "ShellReplay",
+            "TeacherLoop",
+            "TeacherRound",
+            "TeacherUsage",
+            "Validation",
+            "VerifyResult",
+            "VerifyTest",
+            "WrittenInstruction",
+        ),
+        "validation",
+    ),
+}
+"""Exported name → the module of this package that defines it."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'trajforge.records' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"trajforge.records.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CODE_FAMILIES",
