@@ -143,9 +143,10 @@ def close_task(opened: Opened, task: Task, validation: Validation, ctx: Context)
 def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
     """Validate one task folder through its family's judge and write its task.json."""
     opened = open_task(task_dir, ctx)
-    if opened.row is not None or opened.task is None:
-        return opened.row or _unreadable(task_dir)
+    if opened.row is not None:
+        return opened.row
     task = opened.task
+    assert task is not None  # open_task gives a row or a task
     judged = guarded(opened, lambda: JUDGES[task.family](task_dir, task, ctx))
     return close_task(opened, *judged, ctx)
 
@@ -173,10 +174,6 @@ def validate_batch(dirs: Sequence[Path], family: Family, ctx: Context) -> Iterat
         for opened, validation in zip(chunk, verdicts, strict=True):
             assert opened.task is not None
             yield close_task(opened, opened.task, validation, ctx)
-
-
-def _unreadable(task_dir: Path) -> TaskRow:
-    return TaskRow(id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=())
 
 
 def run(
