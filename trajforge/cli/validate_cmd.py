@@ -15,7 +15,7 @@ from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.protocols import Executor, Sandbox
 from trajforge.registry import EXECUTORS, SANDBOXES, create
 from trajforge.taskdir import load_task, task_dirs
-from trajforge.verifiers.teacher.teachers import check_name
+from trajforge.verifiers.teacher.teachers import MINED, check_name
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
@@ -33,7 +33,7 @@ def _sandbox(backend: str) -> Sandbox:
 
 
 def context(
-    backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = "mined", probe: bool = True
+    backend: str, cfg: ValidateConfig, out_dir: Path, teacher: str = MINED, probe: bool = True
 ) -> Context:
     """The stage's context (``probe=False`` with ``--executor ray``: each worker probes its own
     sandbox); session paths are also looked up beside OUT."""
@@ -57,7 +57,7 @@ def validate(
     out_dir: Path = typer.Argument(..., help="Output folder of `trajforge reconstruct` (OUT)."),
     backend: str = typer.Option("local", "--sandbox", help="Sandbox backend: local or docker."),
     teacher: str = typer.Option(
-        "mined",
+        MINED,
         "--teacher",
         help="Hidden tests: mined (offline) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).",
     ),

@@ -13,7 +13,7 @@ from pathlib import Path
 from trajforge.errors import SandboxError
 from trajforge.protocols import Sandbox, Teacher
 from trajforge.registry import SANDBOXES, create
-from trajforge.verifiers.teacher.teachers import MinedTeacher, make_teacher
+from trajforge.verifiers.teacher.teachers import MINED, MinedTeacher, make_teacher
 from trajforge.verifiers.validate.config import ValidateConfig
 
 
@@ -25,7 +25,7 @@ class ContextSpec:
     """Sandbox backend (``local``, ``docker``)."""
     config: ValidateConfig
     """Acceptance rules and budgets."""
-    teacher: str = "mined"
+    teacher: str = MINED
     """``mined`` or ``openai:MODEL``."""
     base_dirs: tuple[str, ...] = ()
     """Folders relative session paths are looked up in (history checks)."""
