@@ -53,6 +53,19 @@ def load_task(task_dir: Path) -> Task:
     return load_record(Task, task_file(task_dir))
 
 
+def read_family(task_dir: Path) -> str | None:
+    """The ``family`` field of a folder's task.json, read without validating the record (to
+    sort folders by family before each is opened once); None when it cannot be read."""
+    import orjson
+
+    try:
+        record = orjson.loads(task_file(task_dir).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    family = record.get("family") if isinstance(record, dict) else None
+    return family if isinstance(family, str) else None
+
+
 def save_task(task_dir: Path, task: Task) -> None:
     """Replace the folder's ``task.json`` atomically."""
     from trajforge.records import dump_record

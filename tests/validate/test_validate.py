@@ -115,6 +115,12 @@ def test_broken_task_does_not_stop_the_others(reconstructed: Path, tmp_path: Pat
     broken = out / "tasks" / "repair-0000000000000000"
     broken.mkdir()
     (broken / "task.json").write_text('{"id": 3}')
+    # a family the folders are sorted by, in a record that is not a task: the batched (data)
+    # path reports it like any other broken task
+    claims = out / "tasks" / "data-0000000000000000"
+    claims.mkdir()
+    (claims / "task.json").write_text('{"id": 3, "family": "data"}')
     rows = {r.id: r for r in run.run(out, local_context())}
-    assert rows[broken.name].status == "error" and "task.json" in rows[broken.name].reasons[0]
+    for bad in (broken, claims):
+        assert rows[bad.name].status == "error" and "task.json" in rows[bad.name].reasons[0]
     assert sum(1 for r in rows.values() if r.status == "accepted") == 2

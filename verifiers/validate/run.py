@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from trajforge.errors import RecordError, SandboxError
 from trajforge.protocols import Executor
 from trajforge.records import VERDICTS, Family, Status, Task, Validation
-from trajforge.taskdir import TASK_FILE, load_task, save_task, task_dirs
+from trajforge.taskdir import TASK_FILE, load_task, read_family, save_task, task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.instruction import finalise
@@ -192,7 +192,7 @@ def run(
     (TaskEnvironmentError when it lacks what these families need).
     """
     clean_leftovers(out)
-    families = {d: _family(d) for d in task_dirs(out)}
+    families = {d: read_family(d) or "?" for d in task_dirs(out)}  # "?": open_task reports it
     dirs = [d for d, f in families.items() if only is None or f in only]
     check_runtime(ctx.sandbox, ctx.backend, needs_of(families[d] for d in dirs))
     if executor is None:
@@ -207,13 +207,6 @@ def run(
         if on_done is not None:
             on_done(row)
     return [rows[k] for k in sorted(rows)]
-
-
-def _family(task_dir: Path) -> str:
-    try:
-        return load_task(task_dir).family
-    except RecordError:
-        return "?"  # validate_dir reports it
 
 
 def _iterate(
