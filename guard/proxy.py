@@ -25,7 +25,7 @@ from trajforge.guard.engine import RuleDetector
 from trajforge.guard.profile import Profile
 from trajforge.guard.rewrite import StreamRewriter, rewrite_completion
 from trajforge.guard.rules import Bundle
-from trajforge.protocols import GuardDecision
+from trajforge.protocols import Detector, GuardDecision
 from trajforge.scrub import Scrubber
 from trajforge.wire import JsonHandler
 
@@ -36,7 +36,7 @@ UPSTREAM_TIMEOUT_S = 600.0
 class Rollout:
     """One rollout's detector and its record."""
 
-    def __init__(self, rollout_id: str, detector: RuleDetector) -> None:
+    def __init__(self, rollout_id: str, detector: Detector) -> None:
         self.id = rollout_id
         self.detector = detector
         self.calls = 0

@@ -241,10 +241,12 @@ class GuardDecision(BaseModel):
 
 @runtime_checkable
 class Detector(Protocol):
-    """A guard detector for one rollout: judges each proposed tool call, in order."""
+    """A guard detector for one rollout: judges each proposed tool call, in order, each tool
+    output, and the workspace once the harness has stopped (:class:`~trajforge.guard.engine.
+    RuleDetector`, driven by the versioned rule bundle, is the one the guard ships)."""
 
     name: str
-    """Registry name."""
+    """Short name of the detector."""
     bundle_version: str
     """Version of the rule bundle in use (goes into every log and manifest)."""
 
@@ -254,6 +256,10 @@ class Detector(Protocol):
 
     def check_output(self, text: str) -> GuardDecision:
         """Decide one tool output (literal secrets that reached the agent)."""
+        ...
+
+    def check_workspace(self, root: Path) -> list[GuardDecision]:
+        """After the rollout: a block for each protected file under ``root`` that changed."""
         ...
 
 

@@ -1,13 +1,12 @@
 """Records that travel between stages: frozen pydantic models serialised as JSON.
 
-Every record has a ``schema_version`` and is identified by :func:`record_hash`, the sha256 of
-its sorted JSON. Loading goes through :func:`load_record`, which turns validation failures into
-a :class:`~trajforge.errors.RecordError` naming the file and the field. The modules: ``base``
-(hashing, loading, the shared enums), ``session`` (what reconstruct reads), ``task``,
-``controls`` (statuses, control cells, mutants, test sets), ``validation`` (evidence, verify
-results), ``dataset`` (revisions, deployment units),
-``rollout`` (budgets, guard blocks, rollout outcomes);
-``upgrade`` loads older task.json files.
+Every record has a ``schema_version``; content hashes (task ids, manifests) are the sha256 of
+:func:`canonical_json`, sorted compact JSON. Loading goes through :func:`load_record`, which
+turns validation failures into a :class:`~trajforge.errors.RecordError` naming the file and the
+field. The modules: ``base`` (hashing, loading, the shared enums), ``session`` (what reconstruct
+reads), ``task``, ``controls`` (statuses, control cells, mutants, test sets), ``validation``
+(evidence, verify results), ``dataset`` (revisions, deployment units), ``rollout`` (budgets,
+guard blocks, rollout outcomes); ``upgrade`` loads older task.json files.
 
 Names load lazily (PEP 562): ``from trajforge.records import Record`` imports only ``base``,
 so a command pays for the record modules it uses (``guard check`` needs no task records).
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
         canonical_json,
         dump_record,
         load_record,
-        record_hash,
         sha256_hex,
     )
     from trajforge.records.controls import (
@@ -128,7 +126,6 @@ _WHERE: dict[str, str] = {
             "canonical_json",
             "dump_record",
             "load_record",
-            "record_hash",
             "sha256_hex",
         ),
         "base",
@@ -318,6 +315,5 @@ __all__ = [
     "canonical_json",
     "dump_record",
     "load_record",
-    "record_hash",
     "sha256_hex",
 ]

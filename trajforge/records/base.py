@@ -87,11 +87,6 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def record_hash(record: BaseModel) -> str:
-    """Hash of a record's sorted JSON."""
-    return sha256_hex(canonical_json(record.model_dump(mode="json")))
-
-
 def dump_record(record: BaseModel) -> str:
     """Pretty JSON for files people read (task.json, manifests)."""
     return orjson.dumps(
