@@ -17,23 +17,30 @@ pass, the records floor, loads every line, hashes the file and builds one bare E
 SourcePos) per record the way the reader does (the hash on a thread while the lines are read,
 Events from one template), with none of the reader's logic: the least a reader that must make
 these records and this hash pays. Resident memory is sampled after every file.
+
+``--stages`` times the reader's own steps on each source file instead (median of 30), beside
+that file's raw pass: where the time over the floor goes.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import orjson
 import psutil
 
+from trajforge.reconstruct.formats import pi
 from trajforge.reconstruct.formats.pi import PiFormat
+from trajforge.reconstruct.formats.pi_events import EventBuilder
 from trajforge.reconstruct.formats.pi_records import EVENT_FIELDS, event, given, source_pos
 from trajforge.reconstruct.inputs import gc_paused, sha256_soon
 from trajforge.records import Event, Session
@@ -128,16 +135,72 @@ def report(size: int, seconds: list[float], counts: list[int], rss: list[int]) -
     print(f"load average after the run (1, 5, 15 min; {os.cpu_count()} cores): {load}")
 
 
+def stage_times(path: Path) -> dict[str, float]:
+    """Seconds of each step of ``PiFormat.parse`` on one file, as the reader runs them."""
+    marks = [time.perf_counter()]
+    with gc_paused():
+        data = path.read_bytes()
+        digest = sha256_soon(data)
+        marks.append(time.perf_counter())
+        lines = list(pi._split_lines(data))
+        marks.append(time.perf_counter())
+        groups, _ = pi._group_records(iter(lines), str(path))
+        head = groups[0].header or {}
+        records, _ = pi._conversation_path(groups[0], head.get("version", 1), str(path))
+        marks.append(time.perf_counter())
+        builder = EventBuilder(str(path))
+        for line, entry in records:
+            builder.entry(line, entry)
+        marks.append(time.perf_counter())
+        digest()
+        marks.append(time.perf_counter())
+        session = Session.model_construct(events=tuple(builder.events))
+        del data, lines, groups, records, builder
+        marks.append(time.perf_counter())
+    gc.collect(0)  # what the collector's next young pass pays for the records that live on
+    marks.append(time.perf_counter())
+    del session
+    marks.append(time.perf_counter())
+    names = ("read + hand the hash to a thread", "JSON (orjson per line)", "group + path")
+    names += ("Events", "wait for the hash", "Session, free the JSON", "gc young pass")
+    names += ("free the Session",)
+    return {n: b - a for n, a, b in zip(names, marks[:-1], marks[1:], strict=True)}
+
+
+def report_stages(corpus: Path, repeats: int = 30) -> None:
+    for name in SOURCES:
+        path = corpus / name
+        raw = sorted(_timed(read_raw, path) for _ in range(repeats))[repeats // 2]
+        runs = [stage_times(path) for _ in range(repeats)]
+        print(f"{name} ({path.stat().st_size / MB:.2f} MB): raw pass {raw * 1e3:.2f} ms")
+        total = 0.0
+        for stage in runs[0]:
+            median = sorted(r[stage] for r in runs)[repeats // 2]
+            total += median
+            print(f"  {stage:<36}{median * 1e3:>7.2f} ms  {median / raw:>5.2f} x raw")
+        print(f"  {'sum':<36}{total * 1e3:>7.2f} ms  ratio raw / sum {raw / total:.2f}")
+
+
+def _timed(read: Callable[[Path], int], path: Path) -> float:
+    start = time.perf_counter()
+    read(path)
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--copies", type=int, default=100)
     parser.add_argument("--corpus", type=Path, default=CORPUS)
+    parser.add_argument("--stages", action="store_true", help="time the reader's steps")
     args = parser.parse_args()
     missing = [n for n in SOURCES if not (args.corpus / n).is_file()]
     if missing:
         sys.exit(f"missing corpus files in {args.corpus}: {', '.join(missing)}")
+    if args.stages:
+        report_stages(args.corpus)
+        return
     tmp = Path(tempfile.mkdtemp(prefix="trajforge-ingest-"))
     try:
         files = make_dump(args.corpus, args.copies, tmp)
