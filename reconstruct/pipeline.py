@@ -139,6 +139,34 @@ def all_formats() -> list[Format]:
     return [create(FORMATS, name, "format") for name in FORMATS]
 
 
+class ReconstructSpec(BaseModel):
+    """What a reconstruct run builds from, beside its inputs (recorded in each task's provenance).
+
+    How the run goes (progress callback, executor) is not part of it: it does not change the
+    task folders.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    fmt: str = "auto"
+    """Format name, or ``auto`` to sniff."""
+    base: dict[str, str] | None = None
+    """Starting files from ``--base-repo``, when given."""
+    repos: RepoSearch | None = None
+    """Where to find each session's repository (``--repos``, ``--repo-map``), when given."""
+
+    def provenance(self) -> dict[str, Any]:
+        """The run configuration recorded in each task's provenance (part of its hash)."""
+        config: dict[str, Any] = {"format": self.fmt, "base_repo": self.base is not None}
+        if self.repos is not None:  # only then, so runs without it keep their provenance
+            config["repos"] = True
+        return config
+
+
+PLAIN = ReconstructSpec()
+"""Sniff each input's format, no base repository, no repository search."""
+
+
 class InputJob(BaseModel):
     """One unit of reconstruct work: an input path and how to read it (sent to workers)."""
 
@@ -146,14 +174,8 @@ class InputJob(BaseModel):
 
     path: str
     """Input path (file, opencode storage tree or SQLite file)."""
-    fmt: str = "auto"
-    """Format name, or ``auto`` to sniff."""
-    base: dict[str, str] | None = None
-    """Starting files from ``--base-repo``, when given."""
-    repos: RepoSearch | None = None
-    """Where to find each session's repository (``--repos``, ``--repo-map``), when given."""
-    config: dict[str, Any] = Field(default_factory=dict)
-    """Run configuration recorded in each task's provenance."""
+    spec: ReconstructSpec = PLAIN
+    """Format, base repository and repository search."""
 
 
 class BuiltTask(BaseModel):
@@ -205,7 +227,8 @@ def reconstruct_input(job: InputJob) -> InputResult:
     result = InputResult(outcome=InputOutcome(path=job.path, format=None))
     outcome: dict[str, Any] = {"path": job.path, "format": None, "sessions": 0, "warnings": 0}
     scrub = Scrubber()
-    formats = all_formats() if job.fmt == "auto" else [create(FORMATS, job.fmt, "format")]
+    fmt_name = job.spec.fmt
+    formats = all_formats() if fmt_name == "auto" else [create(FORMATS, fmt_name, "format")]
     try:
         fmt = detect(path, formats)
         outcome["format"] = fmt.name
@@ -266,16 +289,17 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     harness = session.header.harness
     result.sessions[harness] = result.sessions.get(harness, 0) + 1
     root = session_root(session.header.cwd, session.events)
-    state, repo = replay_session(session, root, job.base, job.repos)
+    state, repo = replay_session(session, root, job.spec.base, job.spec.repos)
     if repo is not None:
         per = result.repos.setdefault(harness, {})
         per[repo.status] = per.get(repo.status, 0) + 1
     found = candidates(session.events, state)
     result.dropped.extend(to_records(session, found.drops, scrub))
     result.merged[harness] = result.merged.get(harness, 0) + found.merged
+    config = job.spec.provenance()
     for cand in found.candidates:
         try:
-            task, folders = build_task(cand, session, state, scrub, job.config, repo)
+            task, folders = build_task(cand, session, state, scrub, config, repo)
         except Exception as exc:  # one bad candidate never ends the session
             result.failed.append(_failure(session, exc))
             continue
@@ -286,31 +310,26 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
 def run(
     paths: Sequence[Path],
     out: Path,
-    fmt_name: str = "auto",
-    base: dict[str, str] | None = None,
+    spec: ReconstructSpec = PLAIN,
     on_input: Callable[[Path], None] | None = None,
     executor: Executor | None = None,
-    repos: RepoSearch | None = None,
 ) -> ReconstructSummary:
-    """Reconstruct every input into ``out``; per-input failures are recorded, not raised.
+    """Reconstruct every input into ``out`` as ``spec`` says; per-input failures are recorded,
+    not raised.
 
     Inputs run on ``executor`` (default: inline, one at a time); this process writes every
     task folder, in input order, so the output does not depend on the executor.
     """
-    if fmt_name != "auto":
-        resolve(FORMATS, fmt_name, "format")  # unknown names fail before any work
+    if spec.fmt != "auto":
+        resolve(FORMATS, spec.fmt, "format")  # unknown names fail before any work
     inputs, missing = expand_paths(paths)
     summary = ReconstructSummary()
     summary.inputs.extend(InputOutcome(path=m.split(":")[0], format=None, error=m) for m in missing)
     out.mkdir(parents=True, exist_ok=True)
     clean_staging(out)
-    config: dict[str, Any] = {"format": fmt_name, "base_repo": base is not None}
-    if repos is not None:  # only then, so runs without it keep their provenance (and hashes)
-        config["repos"] = True
+    if spec.repos is not None:
         discover.cache_clear()
-    jobs = [
-        InputJob(path=str(p), fmt=fmt_name, base=base, repos=repos, config=config) for p in inputs
-    ]
+    jobs = [InputJob(path=str(p), spec=spec) for p in inputs]
     redactions: Counter[str] = Counter()
     dedup = Dedup()
     for done in in_order(_executor(executor).map(reconstruct_input, jobs)):

@@ -26,7 +26,11 @@ def test_build_list_prune(tmp_path: Path) -> None:
     for name in ("nodecalc", "pyslug"):
         make_repo(name, tmp_path / "repos" / name)
     out = tmp_path / "out"
-    pipeline.run([SESSIONS / "pi"], out, repos=RepoSearch(dirs=(str(tmp_path / "repos"),)))
+    pipeline.run(
+        [SESSIONS / "pi"],
+        out,
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(tmp_path / "repos"),))),
+    )
     cache = str(tmp_path / "cache")
     code, stdout = _invoke("build", str(out), "-j", "2", "--cache", cache, "--json")
     assert code == 0, stdout

@@ -73,7 +73,9 @@ def checkouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def reconstructed(checkouts: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("repos-out")
-    pipeline.run([SESSIONS], out, repos=RepoSearch(dirs=(str(checkouts),)))
+    pipeline.run(
+        [SESSIONS], out, pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(checkouts),)))
+    )
     repairs = {t.id for t in _tasks(out).values() if t.family == "repair"}
     for folder in list((out / "tasks").iterdir()):
         if folder.name not in repairs:
@@ -185,7 +187,7 @@ def test_repository_not_found_and_commit_ambiguous_are_named(
     pipeline.run(
         [SESSIONS / "pi" / "nodecalc.jsonl", SESSIONS / "opencode" / "pyslug.json"],
         out,
-        repos=RepoSearch(dirs=(str(elsewhere / "nodecalc"),)),
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(elsewhere / "nodecalc"),))),
     )
     rows = {r.id: r for r in run.run(out, _context("local"))}
     reasons = {

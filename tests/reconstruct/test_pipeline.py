@@ -207,7 +207,7 @@ def test_bad_usage_exits_2_without_traceback(tmp_path: Path) -> None:
 
 
 def test_forced_format_rejects_other_formats(tmp_path: Path) -> None:
-    summary = pipeline.run([FIXTURES / "codex"], tmp_path, "pi")
+    summary = pipeline.run([FIXTURES / "codex"], tmp_path, pipeline.ReconstructSpec(fmt="pi"))
     assert summary.exit_code() == 2
     assert all(i.error for i in summary.inputs)
 

@@ -74,7 +74,7 @@ def found(
 ) -> tuple[Path, pipeline.ReconstructSummary]:
     out = tmp_path_factory.mktemp("out")
     search = RepoSearch(dirs=(str(checkouts[0]),))
-    summary = pipeline.run([SESSIONS], out, repos=search)
+    summary = pipeline.run([SESSIONS], out, pipeline.ReconstructSpec(repos=search))
     return out, summary
 
 
@@ -132,11 +132,15 @@ def test_recorded_cwd_not_here_only_repo_map_finds_it(
     elsewhere = tmp_path / "elsewhere"
     hashes = make_repo("nodecalc", elsewhere / "work-copy")
     session = _session("pi", "nodecalc")
-    plain = pipeline.run([session], tmp_path / "a", repos=RepoSearch(dirs=(str(elsewhere),)))
+    plain = pipeline.run(
+        [session],
+        tmp_path / "a",
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(elsewhere),))),
+    )
     assert plain.repos == {"pi": {"not_found": 1}}
     assert _repair(tmp_path / "a", "pi").source.repo.status == "not_found"  # type: ignore[union-attr]
     mapped = RepoSearch(mapping=((str(recorded), str(elsewhere / "work-copy")),))
-    pipeline.run([session], tmp_path / "b", repos=mapped)
+    pipeline.run([session], tmp_path / "b", pipeline.ReconstructSpec(repos=mapped))
     repo = _repair(tmp_path / "b", "pi").source.repo
     assert repo is not None and repo.status == "found" and repo.found_by == "repo_map"
     assert repo.commit == hashes[SESSION_COMMIT]
@@ -145,7 +149,9 @@ def test_recorded_cwd_not_here_only_repo_map_finds_it(
 def test_remote_url_names_the_checkout(tmp_path: Path) -> None:
     hashes = make_repo("pyslug", tmp_path / "clone-7", remote="git@example.com:fx/PySlug.git")
     pipeline.run(
-        [_session("opencode", "pyslug")], tmp_path / "o", repos=RepoSearch(dirs=(str(tmp_path),))
+        [_session("opencode", "pyslug")],
+        tmp_path / "o",
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(tmp_path),))),
     )
     repo = _repair(tmp_path / "o", "opencode").source.repo
     assert repo is not None and repo.found_by == "remote_name"
@@ -158,7 +164,9 @@ def test_no_repository_is_repo_not_found_with_the_fix(
     only_py = tmp_path / "only"
     make_repo("pyslug", only_py / "pyslug")
     summary = pipeline.run(
-        [_session("pi", "nodecalc")], tmp_path / "o", repos=RepoSearch(dirs=(str(only_py),))
+        [_session("pi", "nodecalc")],
+        tmp_path / "o",
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(only_py),))),
     )
     task = _repair(tmp_path / "o", "pi")
     repo = task.source.repo
@@ -175,7 +183,7 @@ def test_other_history_of_the_same_name_is_commit_ambiguous(tmp_path: Path) -> N
     pipeline.run(
         [_session("pi", "nodecalc")],
         tmp_path / "o",
-        repos=RepoSearch(dirs=(str(tmp_path / "repos"),)),
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(tmp_path / "repos"),))),
     )
     repo = _repair(tmp_path / "o", "pi").source.repo
     assert repo is not None and repo.status == "ambiguous"
@@ -252,7 +260,9 @@ def test_real_dumps_without_their_repositories_say_so(tmp_path: Path) -> None:
     package.json); a new project built from an empty folder (apanloco/random) stands alone."""
     empty = tmp_path / "repos"
     empty.mkdir()
-    summary = pipeline.run([REAL], tmp_path / "o", repos=RepoSearch(dirs=(str(empty),)))
+    summary = pipeline.run(
+        [REAL], tmp_path / "o", pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(empty),)))
+    )
     assert summary.repos and all(set(c) == {"not_found"} for c in summary.repos.values())
     tasks = _tasks(tmp_path / "o")
     changed = [t for t in tasks if t.family in ("repair", "extend")]
@@ -276,7 +286,11 @@ def test_live_pi_session_in_a_checkout_is_found_by_its_cwd(tmp_path: Path) -> No
     checkout(repo, hashes[SESSION_COMMIT])
     subprocess.run(["npm", "ci", "--ignore-scripts", "--no-audit"], cwd=repo, check=True)
     session = record_pi(SCENARIOS["nodecalc"], repo, {}, tmp_path / "home")
-    pipeline.run([session], tmp_path / "o", repos=RepoSearch(dirs=(str(tmp_path / "repos"),)))
+    pipeline.run(
+        [session],
+        tmp_path / "o",
+        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(tmp_path / "repos"),))),
+    )
     task = _repair(tmp_path / "o", "pi")
     assert task.source.repo is not None and task.source.repo.found_by == "cwd"
     assert task.source.repo.commit == hashes[SESSION_COMMIT] and task.source.repo.match == 1.0

@@ -25,7 +25,7 @@ def need_training() -> None:
 
 
 def _task(tmp_path: Path, session: str, family: str) -> Task:
-    pipeline.run([SESSIONS / session], tmp_path, "auto")
+    pipeline.run([SESSIONS / session], tmp_path)
     (task_json,) = (tmp_path / "tasks").glob(f"{family}-*/task.json")
     return load_record(Task, task_json)
 

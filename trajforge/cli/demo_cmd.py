@@ -51,7 +51,7 @@ def demo(
     """Reconstruct the bundled sample sessions, then validate every task in the sandbox."""
     stages = Stages(STAGES)
     with stages.run("reconstruct", f"the bundled sample sessions → {output}/tasks"):
-        summary = pipeline.run([SAMPLES], output, "auto")
+        summary = pipeline.run([SAMPLES], output)
     with stages.run("data tasks", f"{DATA_TASKS} questions over the bundled tables"):
         data = build_data([], output, count=DATA_TASKS, seed=0)
     dataenv = {"tasks": len(data.ids), "written": len(data.written), "families": data.families}

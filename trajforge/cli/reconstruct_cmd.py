@@ -68,9 +68,8 @@ def reconstruct(
         next(bar, None)
 
     try:
-        summary = pipeline.run(
-            paths, output, fmt, base, on_input=advance, executor=executor, repos=search
-        )
+        spec = pipeline.ReconstructSpec(fmt=fmt, base=base, repos=search)
+        summary = pipeline.run(paths, output, spec, on_input=advance, executor=executor)
     finally:
         executor.close()
     if as_json:
