@@ -30,7 +30,9 @@ def main(n: int) -> None:
         for i in range(n):
             derive(template, tasks, rng.choice(["build", "repair", "qa"]), f"s{i % (n // 3)}", rng)
         start = time.perf_counter()
-        summary = split.run(root / "out", root / "ds", ["build=20,repair=20,qa=20"], seed=0)
+        summary = split.run(
+            root / "out", root / "ds", split.SplitSpec(("build=20,repair=20,qa=20",))
+        )
         took = time.perf_counter() - start
         print(
             f"split {n} tasks: {took:.2f}s ({n / took:.0f} tasks/s), kept {summary.yields['kept']}"

@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,35 +61,48 @@ class SplitSummary(BaseModel):
         return 1 if self.problems else 0
 
 
+@dataclass(frozen=True)
+class SplitSpec:
+    """How a split is defined: held-out targets, selection seed, near-duplicate threshold
+    (recorded in the manifest's ``split``)."""
+
+    targets: tuple[str, ...] = ()
+    """Held-out sizes as given to ``--eval-per-family`` (N, build=3,repair=2, coding=40)."""
+    seed: int = 0
+    """Seed of the held-out selection."""
+    threshold: float = 0.8
+    """MinHash similarity at or above which two tasks are near duplicates, in (0, 1]."""
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold <= 1.0:
+            raise UsageError(f"--near-threshold {self.threshold}: must be in (0, 1]")
+
+
 def run(
     out: Path,
     dataset: Path,
-    targets: Sequence[str] = (),
-    seed: int = 0,
-    threshold: float = 0.8,
+    spec: SplitSpec = SplitSpec(),
     versions: DatasetVersions | None = None,
     revision: str | None = None,
 ) -> SplitSummary:
     """Split the accepted tasks under ``out`` into the dataset folder ``dataset``."""
-    if not 0.0 < threshold <= 1.0:
-        raise UsageError(f"--near-threshold {threshold}: must be in (0, 1]")
-    wanted = select.parse_targets(targets)
+    wanted = select.parse_targets(spec.targets)
     report = load_tasks(out)
     if not report.accepted:
         seen = ", ".join(f"{k} {v}" for k, v in sorted(report.by_status.items())) or "none"
         raise UsageError(f"{out}: no accepted tasks to split (tasks by status: {seen})")
-    kept, duplicates = dedup.dedup(report.accepted, threshold)
+    kept, duplicates = dedup.dedup(report.accepted, spec.threshold)
     families: Counter[str] = Counter(t.task.family for t in kept)
     per_family = select.per_family(wanted, families)
     groups = select.groups(kept)
-    held, achieved, shortfalls = select.select(groups, per_family, seed)
+    held, achieved, shortfalls = select.select(groups, per_family, spec.seed)
     definition = SplitDefinition(
-        seed=seed,
+        seed=spec.seed,
         targets=wanted,
         per_family=per_family,
         achieved=achieved,
         shortfalls=tuple(shortfalls),
-        near_duplicate_threshold=threshold,
+        near_duplicate_threshold=spec.threshold,
     )
     group_of = {m: g.id for g in groups for m in g.members}
     entries = {

@@ -33,17 +33,17 @@ def tags(repo: Path) -> list[str]:
     return git(repo, "tag", "--list").split()
 
 
-def one_group_targets(out: Path) -> list[str]:
+def one_group_targets(out: Path) -> tuple[str, ...]:
     """Held-out targets that exactly fit one group of the deduplicated tasks."""
     kept, _ = dedup(load_tasks(out).accepted)
     group = select.groups(kept)[0]
-    return [",".join(f"{f}={n}" for f, n in group.families.items())]
+    return (",".join(f"{f}={n}" for f, n in group.families.items()),)
 
 
 @pytest.fixture
 def dataset(accepted_out: Path, tmp_path: Path) -> Path:
     path = tmp_path / "ds"
-    summary = split.run(accepted_out, path, one_group_targets(accepted_out), seed=0)
+    summary = split.run(accepted_out, path, split.SplitSpec(one_group_targets(accepted_out)))
     assert not summary.shortfalls
     return path
 
@@ -110,7 +110,7 @@ def test_new_content_new_commit_and_tags_are_immutable(
     repo = tmp_path / "hub"
     push(dataset, str(repo), "v1")
     other = tmp_path / "ds2"
-    split.run(accepted_out, other, [], seed=0, revision="second")
+    split.run(accepted_out, other, revision="second")
     result = push(other, str(repo), "v2")
     assert result.created and commits(repo) == 2
     assert git(repo, "rev-parse", "main") == result.commit
@@ -135,7 +135,7 @@ def test_failure_at_the_ref_update_leaves_no_partial_revision(
     push(dataset, str(repo), "v1")
     main_before = git(repo, "rev-parse", "main")
     other = tmp_path / "ds2"
-    split.run(accepted_out, other, [], seed=0, revision="second")
+    split.run(accepted_out, other, revision="second")
     lock = repo / "refs" / "tags" / "v2.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("held by another writer\n")

@@ -14,10 +14,12 @@ import pytest
 import yaml
 
 from tests.splits.conftest import derive, varied
+from tests.support.inprocess import run_main
 from trajforge.errors import UsageError
 from trajforge.records import DatasetManifest, DatasetVersions, load_record
 from trajforge.splits import select, split
 from trajforge.splits.dedup import dedup
+from trajforge.splits.split import SplitSpec
 from trajforge.splits.tasks import load_task, load_tasks
 
 
@@ -61,7 +63,7 @@ def test_near_duplicate_is_removed_and_distinct_task_is_kept(accepted_out: Path)
 
 def test_no_session_straddles_train_and_test(varied_out: Path, tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
-    split.run(varied_out, dataset, ["build=4,repair=3,extend=1"], seed=3)
+    split.run(varied_out, dataset, SplitSpec(("build=4,repair=3,extend=1",), seed=3))
     manifest = manifest_of(dataset)
     sides: dict[str, set[str]] = defaultdict(set)
     for task_id, entry in manifest.tasks.items():
@@ -86,7 +88,7 @@ def test_shared_project_file_links_sessions(varied_out: Path) -> None:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_stratified_sizes_are_met_exactly(varied_out: Path, tmp_path: Path, seed: int) -> None:
     dataset = tmp_path / "ds"
-    summary = split.run(varied_out, dataset, ["build=3,repair=2", "qa=1"], seed=seed)
+    summary = split.run(varied_out, dataset, SplitSpec(("build=3,repair=2", "qa=1"), seed=seed))
     test_counts = summary.counts["coding"]["test"]
     assert test_counts == {"build": 3, "qa": 1, "repair": 2}
     assert not summary.shortfalls
@@ -95,7 +97,7 @@ def test_stratified_sizes_are_met_exactly(varied_out: Path, tmp_path: Path, seed
 
 def test_selection_is_seeded(varied_out: Path, tmp_path: Path) -> None:
     def held(seed: int, name: str) -> set[str]:
-        split.run(varied_out, tmp_path / name, ["build=3,repair=2"], seed=seed)
+        split.run(varied_out, tmp_path / name, SplitSpec(("build=3,repair=2",), seed=seed))
         entries = manifest_of(tmp_path / name).tasks
         return {k for k, e in entries.items() if e.split == "test"}
 
@@ -105,25 +107,39 @@ def test_selection_is_seeded(varied_out: Path, tmp_path: Path) -> None:
 
 
 def test_config_totals_and_shortfalls(varied_out: Path, tmp_path: Path) -> None:
-    summary = split.run(varied_out, tmp_path / "ds", ["coding=9"], seed=0)
+    summary = split.run(varied_out, tmp_path / "ds", SplitSpec(("coding=9",)))
     per_family = manifest_of(tmp_path / "ds").split.per_family
     assert sum(per_family.values()) == 9 and set(per_family) == {"build", "extend", "qa", "repair"}
     assert sum(summary.counts["coding"]["test"].values()) <= 9
-    short = split.run(varied_out, tmp_path / "ds2", ["qa=50"], seed=0)
+    short = split.run(varied_out, tmp_path / "ds2", SplitSpec(("qa=50",)))
     assert short.shortfalls and short.shortfalls[0].startswith("qa: wanted 50, selected 4")
 
 
 def test_bad_targets_and_inputs_are_usage_errors(varied_out: Path, tmp_path: Path) -> None:
     for spec in ("build=x", "nosuch=3", "build=-1"):
         with pytest.raises(UsageError):
-            split.run(varied_out, tmp_path / "ds", [spec])
+            split.run(varied_out, tmp_path / "ds", SplitSpec((spec,)))
     with pytest.raises(UsageError, match="no tasks/ folder"):
-        split.run(tmp_path / "missing", tmp_path / "ds", [])
+        split.run(tmp_path / "missing", tmp_path / "ds")
     (tmp_path / "occupied").mkdir()
     (tmp_path / "occupied" / "keep.txt").write_text("mine")
     with pytest.raises(UsageError, match="not a trajforge dataset"):
-        split.run(varied_out, tmp_path / "occupied", [])
+        split.run(varied_out, tmp_path / "occupied")
     assert (tmp_path / "occupied" / "keep.txt").read_text() == "mine"
+
+
+def test_near_threshold_out_of_range_is_a_usage_error(
+    varied_out: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for bad in (0.0, -0.1, 1.5):
+        with pytest.raises(UsageError, match=r"--near-threshold .*: must be in \(0, 1\]"):
+            SplitSpec(threshold=bad)
+    assert SplitSpec(threshold=1.0).threshold == 1.0
+    dataset = tmp_path / "ds"
+    args = ("split", str(varied_out), "-o", str(dataset), "--near-threshold", "1.5")
+    code, _, stderr = run_main(capsys, *args)
+    assert code == 2 and "--near-threshold 1.5: must be in (0, 1]" in stderr
+    assert "Traceback" not in stderr and not dataset.exists()
 
 
 def test_only_accepted_tasks_and_unreadable_ones_are_counted(
@@ -132,7 +148,7 @@ def test_only_accepted_tasks_and_unreadable_ones_are_counted(
     broken = accepted_out / "tasks" / "build-0000000000000000"
     broken.mkdir()
     (broken / "task.json").write_text("{not json")
-    summary = split.run(accepted_out, tmp_path / "ds", [])
+    summary = split.run(accepted_out, tmp_path / "ds")
     assert summary.yields["by_status"]["pending"] == 1
     assert summary.yields["by_status"]["unreadable"] == 1
     assert summary.exit_code() == 1
@@ -143,7 +159,7 @@ def test_only_accepted_tasks_and_unreadable_ones_are_counted(
 def test_layout_parquet_card_and_manifest(varied_out: Path, tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
     versions = DatasetVersions(sandbox_image="img@1", guard_bundle="g-2")
-    split.run(varied_out, dataset, ["build=2"], seed=0, versions=versions)
+    split.run(varied_out, dataset, SplitSpec(("build=2",)), versions=versions)
     manifest = manifest_of(dataset)
     assert manifest.versions.guard_bundle == "g-2" and manifest.versions.sandbox_image == "img@1"
     assert manifest.revision.startswith("r-")
@@ -172,8 +188,8 @@ def test_layout_parquet_card_and_manifest(varied_out: Path, tmp_path: Path) -> N
 
 def test_resplit_gives_identical_bytes(varied_out: Path, tmp_path: Path) -> None:
     a, b = tmp_path / "a" / "ds", tmp_path / "b" / "ds"
-    split.run(varied_out, a, ["build=2"], seed=1)
-    split.run(varied_out, b, ["build=2"], seed=1)
+    split.run(varied_out, a, SplitSpec(("build=2",), seed=1))
+    split.run(varied_out, b, SplitSpec(("build=2",), seed=1))
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     assert files_a == sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     for rel in files_a:
@@ -184,7 +200,7 @@ def test_family_imbalance_is_a_known_limit(reconstructed: Path, tmp_path: Path) 
     out = varied(
         reconstructed, tmp_path / "imb", {f"s{i}": ["build"] for i in range(7)} | {"q": ["qa"]}
     )
-    split.run(out, tmp_path / "ds", [])
+    split.run(out, tmp_path / "ds")
     card = (tmp_path / "ds" / "README.md").read_text()
     assert "Family imbalance: build 7, qa 1." in card
 

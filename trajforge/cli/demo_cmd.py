@@ -111,7 +111,8 @@ def _later_stages(output: Path, sandbox: Sandbox, stages: Stages, quiet: bool) -
     dataset = output / "dataset"
     with stages.run("split", f"dedup and held-out selection → {dataset}"):
         shutil.rmtree(dataset, ignore_errors=True)
-        splitted = split.run(output, dataset, HELD_OUT, versions=versions(), revision=REVISION)
+        spec = split.SplitSpec(HELD_OUT)
+        splitted = split.run(output, dataset, spec, versions(), REVISION)
     with stages.run("push", f"revision {REVISION!r} → {output / 'hub'}"):
         try:
             pushed: dict[str, object] = push(dataset, str(output / "hub"), REVISION).model_dump()

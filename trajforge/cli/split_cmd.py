@@ -41,7 +41,8 @@ def split(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Dedup accepted tasks, hold out test tasks group-aware, write parquet + card + manifest."""
-    summary = split_stage.run(source, dataset, eval_per_family, seed, near, versions(), revision)
+    spec = split_stage.SplitSpec(tuple(eval_per_family), seed, near)
+    summary = split_stage.run(source, dataset, spec, versions(), revision)
     if as_json:
         print_json(summary.model_dump(mode="json"))
     else:
