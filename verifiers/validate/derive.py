@@ -209,7 +209,8 @@ def strengthen(
         notes.append(why_not)
     elif any(diffs.values()):
         job = _Job(runner, files, oracle, cfg, tuple(dropped))
-        _derive(job, [m for m in survivors if diffs.get(m.id)], inputs, base[0], diffs, path, out)
+        differing = tuple(m for m in survivors if diffs.get(m.id))
+        _derive(job, _Differences(differing, tuple(inputs), base[0], diffs), path, out)
     out.derived = out.derived.model_copy(
         update={"inputs": counts, "notes": (*out.derived.notes, *notes)}
     )
@@ -225,12 +226,25 @@ class _Job:
     dropped: tuple[str, ...]
 
 
-def _candidates(
-    inputs: Sequence[CallInput], oracle: Observed, diffs: dict[str, list[int]]
-) -> list[Candidate]:
+@dataclass(frozen=True)
+class _Differences:
+    """What observing the oracle and the survivors on the exercised inputs found."""
+
+    survivors: tuple[Mutant, ...]
+    """The survivors a derived test could fail on (those with a non-empty ``diffs`` entry)."""
+    inputs: tuple[CallInput, ...]
+    """The exercised inputs, in the order they were observed."""
+    oracle: Observed
+    """The oracle's results on them."""
+    diffs: dict[str, list[int]]
+    """Mutant id → indices of the inputs on which a derived test would fail on it."""
+
+
+def _candidates(found: _Differences) -> list[Candidate]:
     """One candidate per input that some survivor gets wrong, most survivors first."""
+    inputs, oracle = found.inputs, found.oracle
     hits: dict[int, list[str]] = {}
-    for mutant_id, indices in diffs.items():
+    for mutant_id, indices in found.diffs.items():
         for i in indices:
             hits.setdefault(i, []).append(mutant_id)
     chosen: list[Candidate] = []
@@ -249,16 +263,9 @@ def _candidates(
     return chosen
 
 
-def _derive(
-    job: _Job,
-    survivors: Sequence[Mutant],
-    inputs: Sequence[CallInput],
-    oracle: Observed,
-    diffs: dict[str, list[int]],
-    path: str,
-    out: Strengthened,
-) -> None:
-    candidates = _candidates(inputs, oracle, diffs)
+def _derive(job: _Job, found: _Differences, path: str, out: Strengthened) -> None:
+    """Check candidate tests derived from ``found`` at ``path``; record the kept ones in ``out``."""
+    candidates = _candidates(found)
     if not candidates:
         out.derived = DerivedTests(notes=("no survivor differs in a way a test can pin",))
         return
@@ -268,7 +275,7 @@ def _derive(
         job.files.workspace,
         job.files.hidden,
         stubbed if stubbed != job.oracle else None,
-        tuple(survivors),
+        found.survivors,
         job.dropped,
     )
     checked = check_tests(
