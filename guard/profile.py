@@ -13,9 +13,10 @@ import posixpath
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from trajforge.records import Record, load_record
+from trajforge.records.base import FROZEN
 from trajforge.taskdir import load_task
 
 Role = Literal["hidden_test", "overlay_test", "visible_test", "grader", "reward", "other"]
@@ -25,7 +26,7 @@ TEST_NAMES = ("test_", "_test.", ".test.", ".spec.", "conftest.py")
 class ProtectedFile(BaseModel):
     """One protected file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     path: str
     """Path as the agent sees it: absolute, or relative to the profile's workspace."""
@@ -110,7 +111,7 @@ def profile_from_task(task_dir: Path, workspace: str = "/workspace") -> Profile:
 class IntegrityChange(BaseModel):
     """A protected file that changed during the rollout."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     path: str
     """Protected path (as in the profile)."""

@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError, field_validator
 
 from trajforge.config import read_toml
 from trajforge.errors import RecordError
 from trajforge.guard.effects import EFFECT_KINDS, Effect
+from trajforge.records.base import FROZEN
 
 RULES_DIR = Path(__file__).parent / "rules"
 DEFAULT_BUNDLE = RULES_DIR / "default.toml"
@@ -41,7 +42,7 @@ Example = str | dict[str, Any]
 class Rule(BaseModel):
     """One detector rule with its rationale and its must-block / must-pass examples."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     id: str
     """Stable rule id, ``category.name``."""
@@ -88,7 +89,7 @@ class Rule(BaseModel):
 class Bundle(BaseModel):
     """A versioned rule bundle file."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     version: str
     """Bundle version; written into every decision, log, manifest and deployment unit."""

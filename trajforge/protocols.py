@@ -21,6 +21,8 @@ from typing import (
 
 from pydantic import BaseModel, ConfigDict
 
+from trajforge.records.base import FROZEN
+
 if TYPE_CHECKING:  # annotations only: importing the seams loads no record module
     from trajforge.records import (
         InstructionBrief,
@@ -58,7 +60,7 @@ class Format(Protocol):
 class Limits(BaseModel):
     """Resource caps for one sandboxed command."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     timeout_s: float = 60.0
     """Wall-clock limit; the whole process group is killed after it."""
@@ -79,7 +81,7 @@ class Limits(BaseModel):
 class FileChanges(BaseModel):
     """Workspace files a command changed, relative to the workspace root."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     added: tuple[str, ...] = ()
     """Files that did not exist before the run."""
@@ -92,7 +94,7 @@ class FileChanges(BaseModel):
 class RunResult(BaseModel):
     """What one sandboxed command did."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     backend: str
     """Sandbox backend name."""
@@ -180,7 +182,7 @@ ResultT = TypeVar("ResultT")
 class WorkOutcome(BaseModel, Generic[ResultT]):
     """What happened to one work item handed to an :class:`Executor`."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(**FROZEN, arbitrary_types_allowed=True)
 
     schema_version: int = 1
     """Record layout version."""
@@ -225,7 +227,7 @@ class Executor(Protocol):
 class GuardDecision(BaseModel):
     """What a guard detector decided about one proposed tool call (or tool output)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     decision: Literal["allow", "flag", "block"]
     """allow: run it; flag: run it and log; block: never run it, zero reward for the rollout."""
@@ -266,7 +268,7 @@ class Detector(Protocol):
 class HarnessRun(BaseModel):
     """What one harness process left behind."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     exit_code: int | None
     """Exit code of the harness process (None when it was killed for the wall-clock budget)."""
@@ -281,7 +283,7 @@ class HarnessRun(BaseModel):
 class ProcessResult(BaseModel):
     """What one harness CLI process did (through a :class:`Runner`)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = FROZEN
 
     exit_code: int | None
     """Exit status (None when the wall-clock limit killed it)."""
