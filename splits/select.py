@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trajforge.errors import UsageError
+from trajforge.records import FAMILIES
 from trajforge.splits.tasks import LoadedTask, config_of
 
 PROJECT_FILE_MIN = 64
@@ -120,7 +121,7 @@ def per_family(targets: dict[str, int], available: Counter[str]) -> dict[str, in
             members = {f: n for f, n in available.items() if config_of(f) == key}
             for family, share in _apportion(count, members).items():
                 result[family] = result.get(family, 0) + share
-        elif key in available or key in {"build", "extend", "repair", "qa", "data"}:
+        elif key in available or key in FAMILIES:
             result[key] = count
         else:
             raise UsageError(f"--eval-per-family: unknown family or config {key!r}")

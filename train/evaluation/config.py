@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from trajforge.config import coerce, read_toml, set_dotted
 from trajforge.errors import UsageError
+from trajforge.records import Family
 
 
 class _Strict(BaseModel):
@@ -30,7 +31,7 @@ class DatasetRef(_Strict):
     """Revision: must equal the folder's manifest revision; the tag to check out of a hub."""
     split: str
     """Split to evaluate on (``test`` is the held-out one)."""
-    families: tuple[Literal["build", "extend", "repair", "qa", "data"], ...] = ()
+    families: tuple[Family, ...] = ()
     """Only these families (empty: all in the split)."""
     max_tasks_per_family: int | None = Field(default=None, ge=1)
     """First N tasks (by id) of each family; None: all."""

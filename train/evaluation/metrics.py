@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from trajforge.records import FAMILIES
+
 ALL = "all"
 Row = dict[str, Any]
 
@@ -165,9 +167,8 @@ def difference(
 
 def families_of(rows: Sequence[Row]) -> list[str]:
     """Families present, in the canonical order."""
-    order = ["build", "extend", "repair", "qa", "data"]
     present = {r["family"] for r in rows}
-    return [f for f in order if f in present] + sorted(present - set(order))
+    return [f for f in FAMILIES if f in present] + sorted(present - set(FAMILIES))
 
 
 def compute(rows: Sequence[Row], k: int, boot: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.baserepo import load_base
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.repos import RepoSearch, check_dirs, parse_map
+from trajforge.records import FAMILIES
 from trajforge.registry import EXECUTORS, FORMATS
 
 FORMAT_HELP = "auto|" + "|".join(FORMATS)
@@ -81,7 +82,8 @@ def reconstruct(
 
 def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
     table = Table(title="candidates per harness and family")
-    families = ["build", "extend", "repair", "qa"]
+    counted = {f for per in summary.candidates.values() for f in per}
+    families = [f for f in FAMILIES if f in counted]  # data tasks come from `dataenv build`
     table.add_column("harness")
     table.add_column("sessions", justify="right")
     for family in families:
