@@ -17,12 +17,18 @@ from __future__ import annotations
 import logging
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from trajforge.errors import TrajforgeError
 from trajforge.protocols import Teacher
-from trajforge.records import InstructionBrief, InstructionEvidence, Task, Validation
+from trajforge.records import (
+    InstructionBrief,
+    InstructionEvidence,
+    Task,
+    TeacherUsage,
+    Validation,
+)
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.interface import Module, python_modules
@@ -131,25 +137,36 @@ def _restored(task: Task) -> Task:
     return task.model_copy(update={"instruction": task.request, "request": None})
 
 
-def _by_writer(teacher: Teacher, brief: InstructionBrief) -> tuple[str | None, dict[str, Any]]:
-    """The teacher's text when it is usable, else None and the reason."""
+@dataclass(frozen=True)
+class _Written:
+    """What asking the teacher for the instruction came to."""
+
+    text: str | None = None
+    """Its text, when usable."""
+    teacher: TeacherUsage | None = None
+    """The call that wrote it (None: an offline teacher, or the call failed)."""
+    fallback: str = ""
+    """Why its text was not used."""
+
+
+def _by_writer(teacher: Teacher, brief: InstructionBrief) -> _Written:
+    """The teacher's text when it is usable, else the reason it is not."""
     try:
         written = teacher.write_instruction(brief)
     except TrajforgeError as exc:
-        return None, {"fallback": f"teacher failed, offline rewrite used: {exc}"}
+        return _Written(fallback=f"teacher failed, offline rewrite used: {exc}")
     if written is None:  # an offline teacher: nothing to check
-        return None, {}
-    info: dict[str, Any] = {"teacher": written.usage}
+        return _Written()
     found = leaks(written.text, brief.forbidden)
     missing = [n for n in brief.required if not mentions(written.text, n)]
     if found:
-        info["fallback"] = "teacher instruction leaks, offline rewrite used: " + "; ".join(found)
-        return None, info
+        reason = "teacher instruction leaks, offline rewrite used: " + "; ".join(found)
+        return _Written(teacher=written.usage, fallback=reason)
     if missing or not written.text.strip():
         what = ", ".join(missing) or "everything"
-        info["fallback"] = f"teacher instruction omits the interface ({what}), offline used"
-        return None, info
-    return written.text.strip(), info
+        reason = f"teacher instruction omits the interface ({what}), offline used"
+        return _Written(teacher=written.usage, fallback=reason)
+    return _Written(written.text.strip(), written.usage)
 
 
 def _with_info(task: Task, info: InstructionEvidence) -> Validation:
@@ -178,9 +195,7 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     hidden = hidden_tests(task_dir, task)
     section, notes = interface_section(task_dir, task, hidden)
     items = forbidden(hidden, request)
-    offline = f"{request.rstrip()}\n\n{section}\n" if section else request
-    info: dict[str, Any] = {"version": REWRITE_VERSION, "rewrite": "offline", "notes": notes}
-    text: str | None = None
+    written = _Written()
     if section:
         brief = InstructionBrief(
             family=task.family,
@@ -189,16 +204,23 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
             required=required_names(section),
             forbidden=items,
         )
-        text, extra = _by_writer(teacher, brief)
-        info.update(extra)
-        info["rewrite"] = "teacher" if text is not None else "offline"
+        written = _by_writer(teacher, brief)
+    text = written.text
+    dropped: list[str] = []
     if text is None:
-        kept, info["dropped"] = drop_leaks(offline, items)
-        text = kept.rstrip() + "\n" if info["dropped"] else offline
-    if text == request:
-        info["rewrite"] = "none"
-    info["interface"] = section.splitlines()[2:] if section else []
-    validation = _with_info(task, InstructionEvidence.model_validate(info))
+        offline = f"{request.rstrip()}\n\n{section}\n" if section else request
+        kept, dropped = drop_leaks(offline, items)
+        text = kept.rstrip() + "\n" if dropped else offline
+    info = InstructionEvidence(
+        version=REWRITE_VERSION,
+        rewrite="none" if text == request else "offline" if written.text is None else "teacher",
+        notes=tuple(notes),
+        interface=tuple(section.splitlines()[2:]),
+        dropped=tuple(dropped),
+        teacher=written.teacher,
+        fallback=written.fallback,
+    )
+    validation = _with_info(task, info)
     return task.model_copy(
         update={
             "instruction": text,
