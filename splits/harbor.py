@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from trajforge.records import ANSWER_FAMILIES
 from trajforge.splits.harbor_env import (
     checker_files,
     checker_requirements,
@@ -49,8 +50,6 @@ BASE_IMAGE = "python:3.12.8-slim"
 """Pinned by tag; Harbor's lint would also like a digest, which cannot be looked up offline."""
 AGENT_USER = "agent"
 ANSWER_FILE = "answer.txt"
-ANSWERED = ("qa", "data")
-"""Families graded on the answer file, not on the files in /app."""
 TEMPLATES = Path(__file__).with_name("templates")
 QUERY = ".trajforge-oracle-query.py"
 
@@ -88,7 +87,7 @@ def verifier_command(item: LoadedTask) -> str | None:
 def removed_files(item: LoadedTask) -> list[str]:
     """Files the session removed: in the starting workspace, not in the oracle. Only build /
     extend / repair oracles are the whole final workspace; a data task's oracle is its query."""
-    if item.task.family in ANSWERED:
+    if item.task.family in ANSWER_FAMILIES:
         return []
     start = {f.path for f in item.folders.get("workspace", ())}
     return sorted(start - {f.path for f in item.folders.get("oracle", ())})
@@ -147,7 +146,8 @@ def _dockerfile(item: LoadedTask, command: str) -> str:
 
 
 def _verifier_dockerfile(item: LoadedTask, command: str) -> str:
-    needs = checker_requirements() if item.task.family in ANSWERED else _runtime(item, command)
+    answered = item.task.family in ANSWER_FAMILIES
+    needs = checker_requirements() if answered else _runtime(item, command)
     env = dockerfile_lines(item.task.environment)
     python = [line for line in env.install if line.startswith(("RUN pip ", "ENV PYTHONPATH"))]
     lines = [f"FROM {BASE_IMAGE}", *env.toolchain, *_pip(needs), *python]
@@ -172,7 +172,7 @@ def _solve(item: LoadedTask) -> str:
 
 
 def _test(item: LoadedTask, command: str) -> str:
-    if item.task.family in ANSWERED:
+    if item.task.family in ANSWER_FAMILIES:
         text = (TEMPLATES / "harbor_test_answer.sh").read_text()
         return Template(text).safe_substitute(answer_file=ANSWER_FILE)
     text = (TEMPLATES / "harbor_test_code.sh").read_text()
@@ -181,7 +181,7 @@ def _test(item: LoadedTask, command: str) -> str:
 
 def _instruction(item: LoadedTask, command: str) -> str:
     text = item.task.instruction.rstrip() + "\n\n"
-    if item.task.family in ANSWERED:
+    if item.task.family in ANSWER_FAMILIES:
         return text + (
             f"Write your final answer, and only the answer, to /app/{ANSWER_FILE}: that file is "
             "what is graded.\n"
@@ -208,18 +208,18 @@ def export_task(item: LoadedTask, dest: Path) -> None:
     if task.family == "qa":
         solved = task.answer if task.answer_key is not None else expected_answer(task)
         (solution / ANSWER_FILE).write_text((solved or "") + "\n")
-    if task.family in ANSWERED and task.answer_key is not None:
+    if task.family in ANSWER_FAMILIES and task.answer_key is not None:
         (tests / "expected_key.json").write_text(task.answer_key.model_dump_json(indent=2) + "\n")
-    elif task.family in ANSWERED:
+    elif task.family in ANSWER_FAMILIES:
         (tests / "expected_answer.txt").write_text(expected_answer(task) + "\n")
-    if task.family in ANSWERED:
+    if task.family in ANSWER_FAMILIES:
         (tests / "grade_answer.py").write_text((TEMPLATES / "harbor_grade_answer.py").read_text())
         for rel, text in checker_files().items():
             (tests / "checker" / rel).parent.mkdir(parents=True, exist_ok=True)
             (tests / "checker" / rel).write_text(text)
     if task.family != "qa":
         _write_files(solution / "oracle", item.folders.get("oracle", ()))
-    if task.family not in ANSWERED:
+    if task.family not in ANSWER_FAMILIES:
         _write_files(tests / "hidden", item.folders.get("tests", ()))
     for script, text in (
         (solution / "solve.sh", _solve(item)),
@@ -238,9 +238,9 @@ def export(items: Sequence[LoadedTask], target: Path) -> Iterator[ExportOutcome]
 
 def _export_one(item: LoadedTask, target: Path) -> ExportOutcome:
     task = item.task
-    if task.family not in ANSWERED and verifier_command(item) is None:
+    if task.family not in ANSWER_FAMILIES and verifier_command(item) is None:
         return ExportOutcome(task.id, "rejected", "no verifier command or hidden tests to run")
-    if task.family in ANSWERED and not expected_answer(task):
+    if task.family in ANSWER_FAMILIES and not expected_answer(task):
         return ExportOutcome(task.id, "rejected", f"{task.family} task without an expected answer")
     if task.family == "data" and not any(
         f.path == "query.py" for f in item.folders.get("oracle", ())

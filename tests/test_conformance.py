@@ -89,3 +89,11 @@ def test_formats_do_not_claim_each_other(fixture_sessions: dict[str, list]) -> N
             head = read_head(path)
             claims = [f.name for f in formats if f.sniff(path, head)]
             assert claims == [harness], f"{path}: claimed by {claims}"
+
+
+def test_every_family_is_checked_by_code_or_by_an_answer() -> None:
+    """A new family must say how it is checked: by running code, or against an answer."""
+    from trajforge.records import ANSWER_FAMILIES, CODE_FAMILIES, FAMILIES
+
+    assert not set(CODE_FAMILIES) & set(ANSWER_FAMILIES)
+    assert set(CODE_FAMILIES) | set(ANSWER_FAMILIES) == set(FAMILIES)

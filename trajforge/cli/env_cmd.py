@@ -20,7 +20,7 @@ from rich.table import Table
 
 from trajforge.cli.common import err, out, print_json, progress
 from trajforge.errors import RecordError, TrajforgeError, UsageError
-from trajforge.records import Environment
+from trajforge.records import ANSWER_FAMILIES, Environment
 from trajforge.taskdir import is_task_dir, load_task
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments import task_files
@@ -82,7 +82,7 @@ def _group(dirs: list[Path]) -> tuple[dict[str, tuple[Environment, Path, list[st
             bad.append(str(exc))
             continue
         env = task.environment
-        if env is None or not env.recipes or task.family in ("qa", "data"):
+        if env is None or not env.recipes or task.family in ANSWER_FAMILIES:
             continue
         groups.setdefault(env.hash, (env, task_dir, []))[2].append(task.id)
     return groups, bad

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trajforge.records.base import (
+        ANSWER_FAMILIES,
         CODE_FAMILIES,
         FAMILIES,
         FROZEN,
@@ -113,6 +114,7 @@ if TYPE_CHECKING:
 _WHERE: dict[str, str] = {
     **dict.fromkeys(
         (
+            "ANSWER_FAMILIES",
             "CODE_FAMILIES",
             "EventKind",
             "FAMILIES",
@@ -234,6 +236,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ANSWER_FAMILIES",
     "CODE_FAMILIES",
     "FAMILIES",
     "FROZEN",

@@ -26,6 +26,8 @@ FAMILIES: tuple[Family, ...] = get_args(Family)
 """Every task family, in the order of :data:`Family`."""
 CODE_FAMILIES: tuple[Family, ...] = ("build", "extend", "repair")
 """Families checked by running code (hidden tests or a check command)."""
+ANSWER_FAMILIES: tuple[Family, ...] = ("qa", "data")
+"""Families checked against an answer (no workspace to build, no instruction to rewrite)."""
 VerifierKind = Literal["command", "tests", "answer", "none"]
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import Environment, EnvironmentEvidence, Reason, Task
+from trajforge.records import ANSWER_FAMILIES, Environment, EnvironmentEvidence, Reason, Task
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 from trajforge.verifiers.environments.session import EnvSandbox, missing_programs
@@ -50,7 +50,7 @@ def repo_reason(task: Task) -> str | None:
     start) stands on its own unless files are missing.
     """
     repo = task.source.repo
-    if repo is None or task.family in ("qa", "data"):
+    if repo is None or task.family in ANSWER_FAMILIES:
         return None
     if repo.status == "ambiguous":
         return f"{Reason.COMMIT_AMBIGUOUS}: {repo.detail}"
@@ -88,7 +88,7 @@ def for_task(
     """The sandbox for ``task`` with its environment in place; EnvironmentProblem when it
     cannot be had (the message starts with ``environment_unavailable`` / ``_build_failed``)."""
     env = task.environment
-    if env is None or task.family in ("qa", "data"):
+    if env is None or task.family in ANSWER_FAMILIES:
         return Prepared(sandbox)
     evidence = None
     wrapped: Sandbox = sandbox

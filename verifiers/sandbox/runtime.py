@@ -17,6 +17,7 @@ from pathlib import Path
 
 from trajforge.errors import TaskEnvironmentError
 from trajforge.protocols import Limits, Sandbox
+from trajforge.records import ANSWER_FAMILIES
 
 PROBES: dict[str, str] = {
     "pytest": (
@@ -37,7 +38,7 @@ def needs_of(families: Iterable[str]) -> tuple[str, ...]:
     """Runtime pieces the given task families need (code tasks: pytest; data: polars)."""
     found = set(families)
     needs = []
-    if found - {"qa", "data"}:
+    if found - set(ANSWER_FAMILIES):
         needs.append("pytest")
     if "data" in found:
         needs.append("polars")

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from trajforge.records import Task
+from trajforge.records import ANSWER_FAMILIES, Task
 from trajforge.taskdir import RECONSTRUCT_SUMMARY
 
 PREVIEW = 600
@@ -44,7 +44,7 @@ def accepted_rows(tasks: list[Task]) -> list[dict[str, Any]]:
                 "id": task.id,
                 "family": task.family,
                 "instruction": task.instruction[:PREVIEW],
-                "answer": (task.answer or "")[:PREVIEW] if task.family in ("qa", "data") else "",
+                "answer": (task.answer or "")[:PREVIEW] if task.family in ANSWER_FAMILIES else "",
                 "key": facts,
                 "verifier": _verifier(task),
                 "source": f"{task.source.harness}: {task.source.path} events "

@@ -23,6 +23,7 @@ from pathlib import Path
 from trajforge.errors import TrajforgeError
 from trajforge.protocols import Teacher
 from trajforge.records import (
+    ANSWER_FAMILIES,
     InstructionBrief,
     InstructionEvidence,
     Task,
@@ -38,7 +39,6 @@ from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, men
 log = logging.getLogger(__name__)
 REWRITE_VERSION = 1
 """Bumped when the rewrite changes: part of every validation cache key."""
-KEEP = ("qa", "data")
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
 
@@ -177,7 +177,7 @@ def _with_info(task: Task, info: InstructionEvidence) -> Validation:
 def finalise(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     """The task with its agent-facing instruction for its (final) validation; never raises
     for unreadable task files (the request is kept and the reason recorded)."""
-    if task.validation.status != "accepted" or task.family in KEEP:
+    if task.validation.status != "accepted" or task.family in ANSWER_FAMILIES:
         return _restored(task)
     try:
         return _rewrite(task_dir, task, teacher)
