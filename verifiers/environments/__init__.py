@@ -139,8 +139,7 @@ def _check_programs(sandbox: Sandbox, env: Environment) -> None:
     wanted = list(dict.fromkeys([*wanted, *env.needs]))
     if not wanted:
         return
-    image = getattr(getattr(sandbox, "inner", sandbox), "image", "")
-    key = (sandbox.name, str(image), tuple(wanted))
+    key = (sandbox.name, sandbox.image, tuple(wanted))
     if key not in _PROBED:
         with (
             tempfile.TemporaryDirectory(prefix="trajforge-envprobe-") as tmp,
