@@ -19,7 +19,7 @@ from typing import (
     runtime_checkable,
 )
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.records.base import FROZEN
 
@@ -118,7 +118,7 @@ class RunResult(BaseModel):
     """User + system CPU time of the command and its children."""
     max_rss_kb: int = 0
     """Peak resident memory of the largest process, in KiB, where known."""
-    files: FileChanges = FileChanges()
+    files: FileChanges = Field(default_factory=FileChanges)
     """Files changed in the workspace by this run."""
 
 
