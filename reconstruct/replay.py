@@ -9,6 +9,7 @@ not, and files touched without their content being known are reported as missing
 from __future__ import annotations
 
 import logging
+import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -16,11 +17,14 @@ from typing import Literal
 from trajforge.reconstruct import shell
 from trajforge.reconstruct.patches import PatchError, apply_edits, apply_unified, apply_v4a
 from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.shell_writes import Change, changes
 from trajforge.records import Event
 
 log = logging.getLogger(__name__)
 
-Origin = Literal["base", "read", "write", "edit", "patch", "shell", "deleted"]
+Origin = Literal["base", "read", "write", "edit", "patch", "shell", "moved", "deleted"]
+"""moved: the destination of a move or copy (new from then on; its content known only when
+the source's was)."""
 _PRE_EXISTING: frozenset[str] = frozenset({"base", "read", "edit", "shell"})
 
 
@@ -240,12 +244,60 @@ def _shell(state: Replay, index: int, call: Event, result: Event) -> None:
         return
     state.shell_commands.append((index, command))
     state.mutations.append(index)
-    for path in shell.written_paths(command):
-        base = call.cwd or state.root
-        joined = path if path.startswith("/") or not base else f"{base.rstrip('/')}/{path}"
-        rel = _rel(state, index, joined)
-        if rel is not None:
-            state.record(rel, Version(index, None, "shell"))
+    base = call.cwd or state.root
+    for change in changes(command):
+        dest = _rel(state, index, _joined(base, change.path))
+        source = _rel(state, index, _joined(base, change.source)) if change.source else None
+        if dest is None or (change.source is not None and source is None):
+            continue
+        if change.kind == "write":
+            state.record(dest, Version(index, None, "shell"))
+        elif change.kind == "delete":
+            _delete(state, index, _under(state, dest, change.tree))
+        elif source is not None:
+            _transfer(state, index, change, (source, dest), result.exit_code == 0)
+
+
+def _joined(base: str | None, path: str) -> str:
+    return path if path.startswith(("/", "~")) or not base else f"{base.rstrip('/')}/{path}"
+
+
+def _under(state: Replay, path: str, tree: bool) -> list[str]:
+    """What ``rm`` of ``path`` removed: the file, or (``-r``) every file known under it; a
+    folder nothing is known of is left alone (what it held is not in the history)."""
+    if not tree:
+        return [path]
+    inside = sorted(p for p in state.history if p.startswith(path + "/"))
+    return [path, *inside] if path in state.history else inside
+
+
+def _delete(state: Replay, index: int, paths: Sequence[str]) -> None:
+    """Files ``rm`` removed: gone from ``index`` on (one never seen before existed until
+    then, its content unknown)."""
+    for path in paths:
+        if path not in state.history:
+            state.record(path, Version(index, None, "shell"))
+        state.record(path, Version(index, None, "deleted"))
+
+
+def _transfer(state: Replay, index: int, change: Change, where: tuple[str, str], ok: bool) -> None:
+    """A move or copy of ``source`` (a file, or a folder of known files) to ``dest``. When the
+    command succeeded and the source's content is known, the destination has it; otherwise
+    its content is unknown. A move removes the source."""
+    source, dest = where
+    if change.into or any(p.startswith(dest + "/") for p in state.history):
+        dest = f"{dest}/{posixpath.basename(source)}"
+    pairs = [(source, dest)]
+    if change.tree and source not in state.history:
+        inside = [p for p in state.history if p.startswith(source + "/")]
+        pairs = [(p, dest + p[len(source) :]) for p in sorted(inside)] or pairs
+    for old, new in pairs:
+        content = state.current(old) if ok else None
+        state.record(new, Version(index, content, "moved" if ok else "shell"))
+        if change.kind == "move" and ok:
+            _delete(state, index, [old])
+        elif change.kind == "move":
+            state.record(old, Version(index, None, "shell"))
 
 
 _HANDLERS: dict[str, Callable[[Replay, int, Event], None]] = {

@@ -6,6 +6,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 # A check command: its exit status says whether the code is right.
 _CHECK = re.compile(
@@ -91,54 +92,107 @@ def is_mutating(command: str) -> bool:
 
 
 def redirect_targets(command: str) -> list[str]:
-    """Files named as output redirection targets (``> f``, ``>> f``), excluding /dev/*."""
-    targets = []
-    for match in _REDIRECT.finditer(command):
-        target = match.group(1).strip("'\"")
-        if target and not target.startswith("/dev/"):
-            targets.append(target)
-    return targets
+    """Files named as output redirection targets (``> f``, ``>> f``, ``&> f``), excluding
+    /dev/*: read through the shell's quoting, so a ``>`` inside a quoted argument is none."""
+    return [t for c in simple_commands(command) for t in c.writes if not t.startswith("/dev/")]
 
 
-def written_paths(command: str) -> list[str]:
-    """Best-effort list of files a mutating command writes (sed -i, tee, redirects, touch)."""
-    paths = redirect_targets(command)
-    for segment in re.split(r"&&|\|\||;|\|", command):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            continue
-        if not words:
-            continue
-        head = words[0]
-        args = [w for w in words[1:] if not w.startswith("-")]
-        if head == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words[1:]):
-            paths.extend(args[1:])
-        elif head in ("tee", "touch", "rm", "truncate"):
-            paths.extend(args)
-        elif head in ("mv", "cp") and len(args) >= 2:
-            paths.extend(args[-1:] if head == "cp" else args)
-    return [p for p in paths if not _UNRESOLVED.search(p)]
-
-
-_UNRESOLVED = re.compile(r"[$`*?{}\[\]]")
+UNRESOLVED = re.compile(r"[$`*?{}\[\]]")
 """Shell words still holding a variable, substitution or glob: no path can be known from them."""
 
 
-HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?\n\s*\2\b", re.DOTALL)
+HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1([^\n]*)\n.*?\n\s*\2\b", re.DOTALL)
+"""A here-document: its body is data, the rest of its first line (``> out``) is still shell."""
 SEPARATORS = "();<>|&\n"
 PREFIX_WORDS = frozenset({"env", "time", "nohup", "command", "exec", "builtin", "nice", "xargs"})
 ASSIGNMENT = re.compile(r"^\w+=")
 
 
-def _tokens(command: str) -> list[str]:
-    lexer = shlex.shlex(HEREDOC.sub(" ", command), posix=True, punctuation_chars=SEPARATORS)
+def strip_comments(command: str) -> str:
+    """``command`` without its comments: a ``#`` that starts a word outside quotes, to the end
+    of its line (``a#b`` and ``'# x'`` are words, as in the shell)."""
+    out: list[str] = []
+    quote, i, size = "", 0, len(command)
+    while i < size:
+        ch = command[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            elif ch == "\\" and quote == '"':
+                out.append(command[i : i + 2])
+                i += 2
+                continue
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\":
+            out.append(command[i : i + 2])
+            i += 2
+            continue
+        elif ch == "#" and (i == 0 or command[i - 1] in " \t\n;&|()"):
+            end = command.find("\n", i)
+            i = size if end < 0 else end
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _lex(command: str) -> list[str]:
+    """Shell words and operators (runs of ``SEPARATORS``); ValueError on unbalanced quotes."""
+    text = HEREDOC.sub(lambda m: f" {m.group(3)}", strip_comments(command))
+    lexer = shlex.shlex(text, posix=True, punctuation_chars=SEPARATORS)
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
+    lexer.commenters = ""
+    return list(lexer)
+
+
+def _tokens(command: str) -> list[str]:
     try:
-        return list(lexer)
+        return _lex(command)
     except ValueError:  # unbalanced quotes: fall back to words
         return re.split(r"[\s;&|()]+", command)
+
+
+@dataclass
+class SimpleCommand:
+    """One simple command of a line: its words and the files it redirects output into."""
+
+    argv: list[str] = field(default_factory=list)
+    """Words, redirections and their file descriptors taken out."""
+    writes: list[str] = field(default_factory=list)
+    """Targets of ``>``, ``>>``, ``&>``, ``>|`` (not of ``>&`` duplications)."""
+    depth: int = 0
+    """Subshell nesting: a ``cd`` inside ``( … )`` does not outlive it."""
+
+
+def simple_commands(command: str) -> list[SimpleCommand]:
+    """The simple commands of a line, in order; none when its quotes do not balance (the
+    shell would not have run it)."""
+    try:
+        tokens = _lex(command)
+    except ValueError:
+        return []
+    found, current, depth, i = [], SimpleCommand(), 0, 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token and all(ch in SEPARATORS for ch in token) and ("<" in token or ">" in token):
+            if current.argv and current.argv[-1].isdigit():  # 2>, 1>>: a descriptor
+                current.argv.pop()
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            if ">" in token and "&" not in token.replace("&>", "") and "<" not in token:
+                current.writes.append(target)
+            i += 2
+            continue
+        if token and all(ch in SEPARATORS for ch in token):
+            found.append(current)
+            depth += token.count("(") - token.count(")")
+            current = SimpleCommand(depth=max(depth, 0))
+        else:  # a word, '' included (``sed -i ''`` passes an empty suffix)
+            current.argv.append(token)
+        i += 1
+    found.append(current)
+    return [c for c in found if c.argv or c.writes]
 
 
 def programs(command: str) -> Iterator[list[str]]:

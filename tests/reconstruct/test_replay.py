@@ -6,7 +6,8 @@ import pytest
 
 from trajforge.reconstruct.paths import PathViolation, confine, session_root
 from trajforge.reconstruct.replay import replay
-from trajforge.reconstruct.shell import check_key, is_check, is_mutating, written_paths
+from trajforge.reconstruct.shell import check_key, is_check, is_mutating
+from trajforge.reconstruct.shell_writes import written_paths
 
 from .events import Script
 
@@ -144,3 +145,44 @@ def test_mutating_commands_and_targets() -> None:
     assert not is_mutating("ls > /dev/null")
     assert written_paths("sed -i 's/a/b/' x.py y.py") == ["x.py", "y.py"]
     assert written_paths("cat a | tee b.txt") == ["b.txt"]
+
+
+def _end(s: Script, root: str = "/w") -> tuple[dict[str, str], frozenset[str]]:
+    snap = replay(s.events, root).state_at(len(s.events) - 1)
+    return snap.files, snap.missing
+
+
+def test_a_move_carries_known_content_and_removes_the_source() -> None:
+    s = Script().read("a.py", "A\n").read("b.py", "B\n")
+    s.shell("mkdir -p pkg && mv a.py b.py pkg/", 0)
+    files, missing = _end(s)
+    assert files == {"pkg/a.py": "A\n", "pkg/b.py": "B\n"} and not missing
+
+
+def test_a_moved_folder_takes_its_known_files_along() -> None:
+    s = Script().read("src/tools/x.ts", "X\n").shell("cd src && mv tools core/", 0)
+    files, _ = _end(s)
+    assert files == {"src/core/tools/x.ts": "X\n"}
+
+
+def test_a_copy_keeps_the_source_and_a_failed_move_knows_nothing() -> None:
+    s = Script().read("a.py", "A\n").shell("cp a.py b.py", 0).shell("mv b.py c.py", 1)
+    files, missing = _end(s)
+    assert files == {"a.py": "A\n"} and missing == {"b.py", "c.py"}
+
+
+def test_removed_files_are_gone_not_missing() -> None:
+    """``rm`` of a file the session never read: it existed (content unknown) until then and
+    is gone after, so a task starting after the rm does not need it."""
+    s = Script().user("go").shell("cd /w/src && rm old.ts && rm -rf gen", 0).read("src/gen/y", "Y")
+    state = replay(s.events, "/w")
+    assert state.state_at(0).missing == {"src/old.ts"}
+    after = state.state_at(len(s.events) - 1)
+    assert "src/old.ts" not in after.missing and after.files == {"src/gen/y": "Y"}
+
+
+def test_a_copy_into_the_home_folder_is_outside_the_workspace() -> None:
+    s = Script().read("dark.json", "{}").shell("cp dark.json ~/.pi/themes/t.json", 0)
+    state = replay(s.events, "/w")
+    assert state.state_at(len(s.events) - 1).files == {"dark.json": "{}"}
+    assert any("~/.pi/themes/t.json" in v for v in state.violations + state.divergences)
