@@ -182,9 +182,8 @@ def placed(setup: RolloutSetup, ws: Path) -> Iterator[Runner]:
 
 
 def run_harness(spec: RolloutSpec, runner: Runner, url: str) -> HarnessRun:
-    """One harness process through ``runner`` (a sandbox gets a bridge to ``url`` first)."""
-    if isinstance(runner, SandboxRunner):
-        url = runner.connect(url)
+    """One harness process through ``runner``, reaching ``url`` the way the runner connects."""
+    url = runner.connect(url)
     timeout_s = spec.setup.budget.timeout_s
     return spec.setup.harness.run(spec.task.instruction, runner, url, spec.rollout_id, timeout_s)
 

@@ -311,6 +311,11 @@ class Runner(Protocol):
     host_workspace: Path
     """Workspace on the host (in sync with the harness's after every :meth:`run`)."""
 
+    def connect(self, url: str) -> str:
+        """The address under which the harness reaches the host endpoint ``url`` (the host:
+        ``url`` itself; a sandbox: a bridge into its network namespace)."""
+        ...
+
     def write(self, rel: str, text: str) -> Path:
         """Write ``root/rel`` (parents created); its path as the harness sees it."""
         ...

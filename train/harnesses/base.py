@@ -35,6 +35,9 @@ class HostRunner:
         self.root = self.host_root = root
         self.workspace = self.host_workspace = workspace
 
+    def connect(self, url: str) -> str:
+        return url
+
     def write(self, rel: str, text: str) -> Path:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
