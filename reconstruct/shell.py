@@ -40,7 +40,6 @@ _MUTATING = re.compile(
       | eslint\s+.*--fix | cat\s*<<
     )""",
 )
-_REDIRECT = re.compile(r"(?<![0-9&<>])>>?\s*(?!&)([^\s;&|<>]+)")
 _PIPE_TAIL = re.compile(r"\s*(2>&1|\|\s*(tail|head|cat|less|grep)\b[^|;&]*)+\s*$")
 
 
