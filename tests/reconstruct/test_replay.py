@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from trajforge.reconstruct.paths import PathViolation, confine, session_root
@@ -186,3 +188,19 @@ def test_a_copy_into_the_home_folder_is_outside_the_workspace() -> None:
     state = replay(s.events, "/w")
     assert state.state_at(len(s.events) - 1).files == {"dark.json": "{}"}
     assert any("~/.pi/themes/t.json" in v for v in state.violations + state.divergences)
+
+
+def test_random_moves_copies_and_removals_never_raise_and_stay_confined() -> None:
+    rng = random.Random(2)
+    names = ["a.py", "src/c.py", "src", "src/", ".", "..", "~/x", "/w/d.py", "/etc/passwd", "''"]
+    ops = ["mv", "cp", "cp -r", "rm", "rm -rf", "touch", "sed -i ''", "cd"]
+    for _ in range(300):
+        s = Script().read("a.py", "A\n").read("src/c.py", "C\n")
+        for _ in range(rng.randint(1, 4)):
+            words = " ".join(rng.sample(names, rng.randint(0, 3)))
+            s.shell(f"{rng.choice(ops)} {words} && {rng.choice(ops)} {words}", rng.choice([0, 1]))
+        state = replay(s.events, "/w")
+        for index in range(len(s.events)):
+            snap = state.state_at(index)
+            for path in [*snap.files, *snap.missing]:
+                assert not path.startswith(("/", "~", "..")), path

@@ -7,13 +7,15 @@ and put files removed after a ``cd`` at the workspace root.
 
 from __future__ import annotations
 
+import random
+import string
 from pathlib import Path
 
 import pytest
 
 from trajforge.reconstruct.formats.pi import PiFormat
 from trajforge.reconstruct.shell import is_mutating, redirect_targets, strip_comments
-from trajforge.reconstruct.shell_writes import written_paths
+from trajforge.reconstruct.shell_writes import changes, written_paths
 from trajforge.records import Session
 
 REAL = Path(__file__).parents[3] / "shared" / "corpus" / "pi-mono" / "before-compaction.jsonl"
@@ -93,3 +95,23 @@ def test_no_word_of_the_real_session_is_taken_for_a_file() -> None:
     assert not junk
     assert "/Users/badlogic/workspaces/pi-mono/packages/coding-agent/src/cli.ts" in found
     assert not {"main.ts", "cli.ts", "(c", "2>/dev/null", "s/main-new/main/g"} & found
+
+
+PIECES = [
+    "sed -i ''", "mv", "cp -r", "rm -rf", "cd", "..", "~", "/", ">", ">>", "2>&1", "&>",
+    "<<EOF\n", "\nEOF", "'", '"', "\\", "#", ";", "&&", "||", "|", "(", ")", "$(", "`", "*",
+    "-t", "-e", "--", "\n", "x.py", "dir/", ".",
+]  # fmt: skip
+
+
+def test_any_text_is_read_without_raising() -> None:
+    """Recorded commands are arbitrary text (cut off, binary, half-quoted): reading them
+    never raises, and every path found is one a command could name."""
+    rng = random.Random(1)
+    for i in range(3000):
+        if i % 2:
+            command = "".join(rng.choice(string.printable) for _ in range(rng.randint(0, 80)))
+        else:
+            command = " ".join(rng.choice(PIECES) for _ in range(rng.randint(0, 15)))
+        for change in changes(command):
+            assert change.path and not change.path.startswith("/dev/")
