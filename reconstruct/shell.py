@@ -146,13 +146,6 @@ def _lex(command: str) -> list[str]:
     return list(lexer)
 
 
-def _tokens(command: str) -> list[str]:
-    try:
-        return _lex(command)
-    except ValueError:  # unbalanced quotes: fall back to words
-        return re.split(r"[\s;&|()]+", command)
-
-
 @dataclass
 class SimpleCommand:
     """One simple command of a line: its words and the files it redirects output into."""
@@ -169,9 +162,13 @@ def simple_commands(command: str) -> list[SimpleCommand]:
     """The simple commands of a line, in order; none when its quotes do not balance (the
     shell would not have run it)."""
     try:
-        tokens = _lex(command)
+        return _commands(_lex(command))
     except ValueError:
         return []
+
+
+def _commands(tokens: list[str]) -> list[SimpleCommand]:
+    """Tokens from :func:`_lex` split into simple commands, redirections taken out."""
     found, current, depth, i = [], SimpleCommand(), 0, 0
     while i < len(tokens):
         token = tokens[i]
@@ -197,15 +194,15 @@ def simple_commands(command: str) -> list[SimpleCommand]:
 def programs(command: str) -> Iterator[list[str]]:
     """The argv (program first, wrappers and assignments dropped) of each simple command.
 
-    Quote-aware: ``python3 -c "…open('f')…"`` is one command, not a call of ``open``.
+    Quote-aware: ``python3 -c "…open('f')…"`` is one command, not a call of ``open``; a
+    redirection's target is no program. Unbalanced quotes: the line's words, as one command.
     """
-    segment: list[str] = []
-    for token in [*_tokens(command), ";"]:
-        if token and all(ch in SEPARATORS for ch in token):
-            yield from _argv(segment)
-            segment = []
-        elif token:
-            segment.append(token)
+    try:
+        found = _commands(_lex(command))
+    except ValueError:
+        found = [SimpleCommand(argv=re.split(r"[\s;&|()]+", command))]
+    for cmd in found:
+        yield from _argv([w for w in cmd.argv if w])
 
 
 def _argv(words: list[str]) -> Iterator[list[str]]:

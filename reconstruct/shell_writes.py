@@ -185,13 +185,3 @@ def _placed(cwd: str | None, change: Change) -> Change | None:
         joined.append(path)
     source = joined[1] if change.source is not None else None
     return Change(change.kind, joined[0], source, change.into, change.tree)
-
-
-def written_paths(command: str) -> list[str]:
-    """Every file a command may have changed (destinations and the sources a move removed)."""
-    paths: list[str] = []
-    for change in changes(command):
-        paths.append(change.path)
-        if change.kind == "move" and change.source is not None:
-            paths.append(change.source)
-    return paths

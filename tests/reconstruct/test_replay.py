@@ -9,7 +9,7 @@ import pytest
 from trajforge.reconstruct.paths import PathViolation, confine, session_root
 from trajforge.reconstruct.replay import replay
 from trajforge.reconstruct.shell import check_key, is_check, is_mutating
-from trajforge.reconstruct.shell_writes import written_paths
+from trajforge.reconstruct.shell_writes import changes
 
 from .events import Script
 
@@ -145,8 +145,8 @@ def test_mutating_commands_and_targets() -> None:
     assert is_mutating("echo hi > out.txt")
     assert not is_mutating("grep -n foo x.py 2>&1")
     assert not is_mutating("ls > /dev/null")
-    assert written_paths("sed -i 's/a/b/' x.py y.py") == ["x.py", "y.py"]
-    assert written_paths("cat a | tee b.txt") == ["b.txt"]
+    assert [c.path for c in changes("sed -i 's/a/b/' x.py y.py")] == ["x.py", "y.py"]
+    assert [c.path for c in changes("cat a | tee b.txt")] == ["b.txt"]
 
 
 def _end(s: Script, root: str = "/w") -> tuple[dict[str, str], frozenset[str]]:

@@ -15,10 +15,21 @@ import pytest
 
 from trajforge.reconstruct.formats.pi import PiFormat
 from trajforge.reconstruct.shell import is_mutating, redirect_targets, strip_comments
-from trajforge.reconstruct.shell_writes import changes, written_paths
+from trajforge.reconstruct.shell_writes import changes
 from trajforge.records import Session
 
 REAL = Path(__file__).parents[3] / "shared" / "corpus" / "pi-mono" / "before-compaction.jsonl"
+
+
+def written_paths(command: str) -> list[str]:
+    """Every file a command changed: destinations, and the sources a move removed."""
+    paths: list[str] = []
+    for change in changes(command):
+        paths.append(change.path)
+        if change.kind == "move" and change.source is not None:
+            paths.append(change.source)
+    return paths
+
 
 CASES = [
     # real commands (pi-mono, before-compaction.jsonl)
