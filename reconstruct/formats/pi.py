@@ -6,6 +6,12 @@ A pi session is JSONL: a header ``{"type": "session", "id", "cwd", "version"}`` 
 entry the child of the one before); v2 added ``id``/``parentId``, so the conversation is the
 path from the last entry back to the root; v3 renamed the ``hookMessage`` role to ``custom``.
 The entries on the path become Events in ``pi_events``.
+
+pi makes each entry the child of the one before unless the user goes back to an earlier entry
+and goes on from there, so most files are one chain: those are read in one pass, each line's
+JSON turned into Events and let go at once (:func:`_read_chain`). A file that is not (a branch,
+a repeated or missing id, lines before the header, gzip) is read whole and its tree followed
+(:func:`_read_whole`); the two give the same Sessions (``tests/reconstruct/test_pi_chain.py``).
 """
 
 from __future__ import annotations
@@ -83,8 +89,19 @@ class PiFormat:
 
 def _read(path: Path) -> list[Session | ParseWarning]:
     """What :meth:`PiFormat.parse` yields, in order."""
+    data, digest = _load(path)
+    if data is not None and (sessions := _read_chain(data, str(path), digest)) is not None:
+        return list(sessions)
+    return _read_whole(path, data, digest)
+
+
+def _read_whole(
+    path: Path, data: bytes | None, digest: Callable[[], str]
+) -> list[Session | ParseWarning]:
+    """Any file: every record held until the whole file is read, each session's conversation
+    path then followed through its entry tree (``data`` None: stream the gzip file)."""
     source = str(path)
-    lines, digest = _json_lines(path)
+    lines = iter_json_lines(path) if data is None else _split_lines(data)
     groups, loose = _group_records(lines, source)
     if not groups and not loose.warnings and not loose.records:
         return [ParseWarning(file=source, line=1, message="empty file: no pi session in it")]
@@ -99,6 +116,71 @@ def _read(path: Path) -> list[Session | ParseWarning]:
         items.extend(ParseWarning(file=source, line=n, message=NOT_PI) for n, _ in loose.records)
     items.extend(_build_session(group, source, digest) for group in groups)
     return items
+
+
+def _read_chain(data: bytes, source: str, digest: Callable[[], str]) -> list[Session] | None:
+    """The Sessions of a file read in one pass, each entry turned into Events as its line is
+    parsed and its JSON let go at once: for a file that starts with a session header and whose
+    v2+ entries each follow the one before (no branch), pi's usual file, the conversation path
+    is every entry in file order. None for any other file, which :func:`_read` reads whole."""
+    sessions: list[Session] = []
+    chain: _Chain | None = None
+    for line, value, error in _split_lines(data):
+        if type(value) is dict and type(kind := value.get("type")) is str:
+            if kind == "session" and _is_header(value):
+                if chain is not None and not chain.close(sessions, digest):
+                    return None
+                chain = _Chain(value, source)
+            elif chain is None or not chain.add(line, value):
+                return None
+        elif chain is None:
+            return None
+        else:
+            chain.warnings.append(ParseWarning(file=source, line=line, message=error or NOT_PI))
+    return sessions if chain is not None and chain.close(sessions, digest) else None
+
+
+class _Chain:
+    """One session of :func:`_read_chain`: its entries go to the EventBuilder as they come,
+    while a v2+ session checks they stay one chain (ids unique, each parentId the id before)."""
+
+    def __init__(self, head: dict[str, Any], source: str) -> None:
+        self.head, self.version = head, _version(head, 1)
+        self.tree = self.version >= 2
+        self.builder = EventBuilder(source)
+        self.warnings: list[ParseWarning] = []
+        self.ids: set[str] = set()
+        self.last: str | None = None
+        """Id of the entry before (v2+); None before the first."""
+        self.root: tuple[int, object] = (0, None)
+        """Line and parentId of the first entry (v2+)."""
+
+    def add(self, line: int, entry: dict[str, Any]) -> bool:
+        """Build the Events of ``entry``; False when it breaks the chain."""
+        if self.tree:
+            entry_id, parent = entry.get("id"), entry.get("parentId")
+            if not isinstance(entry_id, str) or entry_id in self.ids:
+                return False
+            if self.last is None:
+                self.root = (line, parent)
+            elif parent != self.last:
+                return False
+            self.ids.add(entry_id)
+            self.last = entry_id
+        self.builder.entry(line, entry)
+        return True
+
+    def close(self, sessions: list[Session], digest: Callable[[], str]) -> bool:
+        """Append the Session; False when the first entry's parent is an entry of the file
+        (the path would go on through it)."""
+        line, parent = self.root
+        if isinstance(parent, str):
+            if parent in self.ids:
+                return False
+            message = f"parentId {parent!r} not found: the path stops here"
+            self.warnings.append(ParseWarning(file=self.builder.source, line=line, message=message))
+        sessions.append(_session(self.head, self.version, self.builder, self.warnings, digest))
+        return True
 
 
 @dataclass
@@ -129,17 +211,15 @@ def _is_header(record: object) -> TypeGuard[dict[str, Any]]:
     )
 
 
-def _json_lines(path: Path) -> tuple[Lines, Callable[[], str]]:
-    """JSON lines of ``path`` and the sha256 of its bytes (computed on a thread while the lines
-    are read, for a large file); a plain file is read only once."""
+def _load(path: Path) -> tuple[bytes | None, Callable[[], str]]:
+    """The bytes of ``path`` (None for gzip, which is streamed so that a cut-off member keeps
+    what came before it) and their sha256, computed on a thread while the lines are read for a
+    large file."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise FormatError(f"{path}: cannot read: {exc.strerror}") from None
-    digest = sha256_soon(data)
-    if data[:2] == b"\x1f\x8b":
-        return iter_json_lines(path), digest  # gzip: stream it, tolerating a cut-off member
-    return _split_lines(data), digest
+    return (None if data[:2] == b"\x1f\x8b" else data), sha256_soon(data)
 
 
 def _split_lines(data: bytes) -> Lines:
@@ -215,31 +295,45 @@ def _conversation_path(group: _Group, version: int, source: str) -> tuple[list[R
 
 def _build_session(group: _Group, source: str, digest_of: Callable[[], str]) -> Session:
     head = group.header or {}
-    version = head.get("version", 1 if group.header or not _has_ids(group) else 2)
-    if not isinstance(version, int) or isinstance(version, bool):
-        version = 1
+    version = _version(head, 1 if group.header or not _has_ids(group) else 2)
     path, off_path = _conversation_path(group, version, source)
     builder = EventBuilder(source)
     for line, entry in path:
         builder.entry(line, entry)
     if off_path:
         builder.skipped["off_path"] = off_path
+    return _session(head, version, builder, group.warnings, digest_of)
+
+
+def _version(head: dict[str, Any], default: int) -> int:
+    version = head.get("version", default)
+    return version if isinstance(version, int) and not isinstance(version, bool) else 1
+
+
+def _session(
+    head: dict[str, Any],
+    version: int,
+    builder: EventBuilder,
+    warnings: list[ParseWarning],
+    digest_of: Callable[[], str],
+) -> Session:
+    """The Session of ``head`` and the Events built, after the warnings of its lines."""
     digest = digest_of()  # the sha256 thread ran while the events were built
     header = SessionHeader(
         harness="pi",
         session_id=head.get("id") or digest[:16],
-        source_path=source,
+        source_path=builder.source,
         content_hash=digest,
         harness_version=f"session-v{version}",
         model=model_name(head) or builder.model,
         cwd=str_or_none(head.get("cwd")),
         started_at=str_or_none(head.get("timestamp")),
     )
-    log.debug("%s: %d events, skipped %s", source, len(builder.events), builder.skipped)
+    log.debug("%s: %d events, skipped %s", builder.source, len(builder.events), builder.skipped)
     return Session.model_construct(
         header=header,
         events=tuple(builder.events),
-        warnings=(*group.warnings, *builder.warnings),
+        warnings=(*warnings, *builder.warnings),
         skipped=builder.skipped,
     )
 

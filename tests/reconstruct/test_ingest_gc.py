@@ -1,11 +1,13 @@
 """The pi reader's fast paths: the collector pause is always undone, records built without
-validation are the records validation builds from the fields they were given, the sha256 on a
-thread is hashlib's, and lines read through memoryviews are the lines ``bytes.split`` gives."""
+validation are the records validation builds from the fields they were given, the sha256 on the
+hashing thread is hashlib's (for every reader thread, and in a forked child), and lines read
+through memoryviews are the lines ``bytes.split`` gives."""
 
 from __future__ import annotations
 
 import gc
 import hashlib
+import multiprocessing
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -137,15 +139,58 @@ def test_events_never_share_an_arguments_dict() -> None:
     assert len({id(e.arguments) for e in results}) == len(results)
 
 
+def hashing_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "trajforge-sha256"]
+
+
 @pytest.mark.parametrize(
     "size", [0, 10, inputs.HASH_ON_A_THREAD - 1, inputs.HASH_ON_A_THREAD, 3 << 20]
 )
-def test_sha256_soon_is_hashlibs_digest_inline_or_on_a_thread(size: int) -> None:
+def test_sha256_soon_is_hashlibs_digest_inline_or_on_the_hashing_thread(size: int) -> None:
     data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
     digest_of = sha256_soon(data)
-    assert isinstance(digest_of, threading.Thread) == (size >= THREAD)
+    assert (getattr(digest_of, "__name__", "") == "<lambda>") == (size < THREAD)
     assert digest_of() == hashlib.sha256(data).hexdigest()
     assert digest_of() == hashlib.sha256(data).hexdigest()  # asked again: the same
+    assert len(hashing_threads()) <= 1
+
+
+def test_one_hashing_thread_serves_every_file_and_every_reader_thread() -> None:
+    """Eight reader threads, 40 buffers each, the digests asked for in any order: each is
+    its own buffer's, and one thread did all the hashing."""
+    buffers = [bytes([n]) * (THREAD + n) for n in range(40)]
+    wrong: list[int] = []
+
+    def reader() -> None:
+        pending = [(n, sha256_soon(b)) for n, b in enumerate(buffers)]
+        for n, digest_of in reversed(pending):
+            if digest_of() != hashlib.sha256(buffers[n]).hexdigest():
+                wrong.append(n)
+
+    threads = [threading.Thread(target=reader) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert wrong == []
+    assert len(hashing_threads()) == 1
+
+
+def _hash_in_child(size: int) -> tuple[str, int]:
+    digest = sha256_soon(b"y" * size)()
+    return digest, len(hashing_threads())
+
+
+def test_a_forked_child_starts_its_own_hashing_thread() -> None:
+    """The parent's thread is not in a forked child (a -j N pool worker): the child's first
+    large buffer starts one there instead of waiting on a queue nobody reads."""
+    sha256_soon(b"z" * THREAD)()  # the parent's thread is running
+    context = multiprocessing.get_context("fork")
+    with context.Pool(1) as pool:
+        digest, threads = pool.apply_async(_hash_in_child, (THREAD * 2,)).get(timeout=60)
+    assert digest == hashlib.sha256(b"y" * (THREAD * 2)).hexdigest()
+    assert threads == 1  # its own, started there
 
 
 LINES = [
