@@ -131,6 +131,12 @@ def load_bundle(path: Path = DEFAULT_BUNDLE) -> Bundle:
 @functools.lru_cache(maxsize=4096)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """``**`` crosses directories, ``*`` and ``?`` do not; ``{a,b}`` alternates."""
+    return re.compile(glob_source(pattern), re.DOTALL)
+
+
+def glob_source(pattern: str) -> str:
+    """The regex text of :func:`glob_regex` (a rule's globs are compiled as one union: the
+    bundle's 87 globs compiled one by one cost ~3 ms of every ``guard check`` start)."""
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -157,7 +163,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(ch))
         i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    return "".join(out) + r"\Z"
 
 
 @dataclass(frozen=True)
@@ -214,7 +220,7 @@ class Compiled:
         def globs(patterns: Sequence[str]) -> re.Pattern[str] | None:
             if not patterns:
                 return None
-            parts = [glob_regex(home + p[1:] if p.startswith("~") else p).pattern for p in patterns]
+            parts = [glob_source(home + p[1:] if p.startswith("~") else p) for p in patterns]
             return re.compile("|".join(f"(?:{p})" for p in parts), re.DOTALL)
 
         return cls(rule, rx(rule.target), rx(rule.detail), rx(rule.unless),
