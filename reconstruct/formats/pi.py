@@ -47,6 +47,8 @@ ENTRY_TYPES = frozenset(
     }
 )
 NOT_PI = "JSON record is not a pi session entry"
+NOT_FOUND = "not found: the path stops here"
+"""What a parentId naming no entry of the file gets: the conversation path starts there."""
 HEADLESS = "no session header line: pi entries only (session id and cwd unknown)"
 # How pi's JSON.stringify starts an entry (type, then id/parentId in v2+, then timestamp);
 # "message" entries carry an AgentMessage object with a role. Claude Code lines are typed
@@ -177,7 +179,7 @@ class _Chain:
         if isinstance(parent, str):
             if parent in self.ids:
                 return False
-            message = f"parentId {parent!r} not found: the path stops here"
+            message = f"parentId {parent!r} {NOT_FOUND}"
             self.warnings.append(ParseWarning(file=self.builder.source, line=line, message=message))
         sessions.append(_session(self.head, self.version, self.builder, self.warnings, digest))
         return True
@@ -283,7 +285,7 @@ def _conversation_path(group: _Group, version: int, source: str) -> tuple[list[R
         problem = "makes a cycle" if parent in seen else None
         leaf = None if problem else by_id.get(parent)
         if leaf is None:
-            problem = problem or "not found: the path stops here"
+            problem = problem or NOT_FOUND
             group.warnings.append(
                 ParseWarning(
                     file=source, line=path[-1][0], message=f"parentId {parent!r} {problem}"
