@@ -146,27 +146,28 @@ def _hash_forever(jobs: SimpleQueue[_Digest]) -> None:
             job.done.release()
 
 
-_HASHERS: dict[int, SimpleQueue[_Digest]] = {}
-"""The job queue of this process's hashing thread, by process id: a forked child (a ``-j N``
+_HASHERS: dict[int, tuple[threading.Thread, SimpleQueue[_Digest]]] = {}
+"""This process's hashing thread and its job queue, by process id: a forked child (a ``-j N``
 pool worker) has no thread of its parent's, so it starts its own."""
 
 
 def _hasher() -> SimpleQueue[_Digest] | None:
-    """This process's hashing thread's queue, the thread started on first use; None when no
-    thread can be started (a thread limit, interpreter shutdown)."""
+    """This process's hashing thread's queue, the thread started on first use (and again if it
+    ever died); None when no thread can be started (a thread limit, interpreter shutdown)."""
     pid = os.getpid()
-    jobs = _HASHERS.get(pid)
-    if jobs is None:
-        jobs = SimpleQueue()
-        thread = threading.Thread(
-            target=_hash_forever, args=(jobs,), name="trajforge-sha256", daemon=True
-        )
-        try:
-            thread.start()
-        except RuntimeError:
-            return None
-        _HASHERS.clear()
-        _HASHERS[pid] = jobs
+    hasher = _HASHERS.get(pid)
+    if hasher is not None and hasher[0].is_alive():
+        return hasher[1]
+    jobs: SimpleQueue[_Digest] = SimpleQueue()
+    thread = threading.Thread(
+        target=_hash_forever, args=(jobs,), name="trajforge-sha256", daemon=True
+    )
+    try:
+        thread.start()
+    except RuntimeError:
+        return None
+    _HASHERS.clear()
+    _HASHERS[pid] = (thread, jobs)
     return jobs
 
 

@@ -177,6 +177,24 @@ def test_one_hashing_thread_serves_every_file_and_every_reader_thread() -> None:
     assert len(hashing_threads()) == 1
 
 
+def test_a_hashing_thread_that_died_is_replaced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever killed it, the next large buffer starts a new thread instead of waiting out
+    the hand-over timeout for a thread that is gone."""
+    sha256_soon(b"a" * THREAD)()
+    (old,) = hashing_threads()
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the death is expected
+    poison = inputs._Digest(7)  # type: ignore[arg-type]  # not a buffer: hashlib raises
+    jobs = inputs._hasher()
+    assert jobs is not None
+    jobs.put(poison)
+    old.join(10)
+    assert not old.is_alive()
+    data = b"b" * (THREAD * 2)
+    assert sha256_soon(data)() == hashlib.sha256(data).hexdigest()
+    (new,) = hashing_threads()
+    assert new is not old and new.is_alive()
+
+
 def _hash_in_child(size: int) -> tuple[str, int]:
     digest = sha256_soon(b"y" * size)()
     return digest, len(hashing_threads())
