@@ -172,7 +172,8 @@ def _commands(tokens: list[str]) -> list[SimpleCommand]:
     found, current, depth, i = [], SimpleCommand(), 0, 0
     while i < len(tokens):
         token = tokens[i]
-        if token and all(ch in SEPARATORS for ch in token) and ("<" in token or ">" in token):
+        operator = bool(token) and all(ch in SEPARATORS for ch in token)
+        if operator and ("<" in token or ">" in token):
             if current.argv and current.argv[-1].isdigit():  # 2>, 1>>: a descriptor
                 current.argv.pop()
             target = tokens[i + 1] if i + 1 < len(tokens) else ""
@@ -180,7 +181,7 @@ def _commands(tokens: list[str]) -> list[SimpleCommand]:
                 current.writes.append(target)
             i += 2
             continue
-        if token and all(ch in SEPARATORS for ch in token):
+        if operator:
             found.append(current)
             depth += token.count("(") - token.count(")")
             current = SimpleCommand(depth=max(depth, 0))
