@@ -10,7 +10,8 @@ accepts any answer stating them and rejects one that states other values.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from trajforge.reconstruct.triage_rules import MAX_REQUIRED_FACTS, words
@@ -175,6 +176,25 @@ def _grounded(question: str, answer: str, grounds: Grounds) -> list[Fact]:
         if kind == "number" and (where := _ground(kind, value, grounds, anchors)) is not None:
             found[(kind, value)] = where
     return [Fact(kind=k, value=v, grounded_in=found[(k, v)]) for k, v in stated if (k, v) in found]
+
+
+def frequent_names(texts: Iterable[str], kind: FactKind, limit: int) -> list[str]:
+    """The ``limit`` names of ``kind`` (identifier or path) the texts mention most, most
+    mentioned first (a tie: first mentioned first), each spelled as first mentioned and found
+    as facts are (code spans, then the names in plain text): what a guesser who only skimmed
+    the texts would list."""
+    counts: Counter[str] = Counter()
+    spelled: dict[str, str] = {}
+    pattern = PATH if kind == "path" else IDENTIFIER
+    for text in texts:
+        spans = [m.group(1).strip() for m in CODE_SPAN.finditer(text)]
+        names = [s for s in spans if s and _kind_of(s) == kind]
+        names += [m.group(0) for m in pattern.finditer(CODE_SPAN.sub(" ", text))]
+        for name in names:
+            folded = name.lower()
+            spelled.setdefault(folded, name)
+            counts[folded] += 1
+    return [spelled[name] for name, _ in counts.most_common(limit)]
 
 
 def focus_of(question: str) -> tuple[FactKind, ...]:

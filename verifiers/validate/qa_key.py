@@ -5,22 +5,28 @@ answer must state. Validation proves the checker on answers it builds from the k
 recorded answer, the facts alone, the facts in other words (numbers spelled out) — which
 must pass, and on wrong ones — nothing, each number off by one or doubled, each name swapped
 for another of the workspace's or misspelt, the opposite yes/no, the question echoed back, the
-facts hedged among alternatives — which must fail. Facts grounded in a command's output are
-re-derived by re-running that command on the starting workspace in the sandbox.
+facts hedged among alternatives — which must fail. A guess must fail too: yes or no with
+the workspace's most frequent names listed, which states a key whose facts any skim of the
+workspace finds (``Yes. `vLLM`, ...`` for a yes/no whose evidence is the project's most
+mentioned name): such a key cannot tell an answer from a guess, and the task is rejected.
+Facts grounded in a command's output are re-derived by re-running that command on the
+starting workspace in the sandbox.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.reconstruct.facts import Grounds, answer_key
+from trajforge.reconstruct.facts import Grounds, answer_key, frequent_names
 from trajforge.records import (
     AnswerKey,
     ControlCell,
     Evidence,
     Expect,
     Fact,
+    FactKind,
     Reproduction,
     Status,
     Task,
@@ -31,6 +37,13 @@ from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.qa import answer_cell, misjudged
 
 PREVIEW = 80
+GUESS_NAMES = 10
+"""Names of each kind the guess lists: the workspace's most frequent."""
+SKIM_FILE = 512 * 1024
+SKIM_TOTAL = 16 * 1024 * 1024
+"""Bytes of one file, and of the workspace, the guess is drawn from (larger files skipped)."""
+GUESSABLE = "answer key is guessable"
+NAME_KINDS: tuple[FactKind, ...] = ("identifier", "path")
 WORDS = {v: k for k, v in UNITS.items() if " " not in k and k not in ("once", "twice")}
 
 
@@ -97,12 +110,43 @@ def wrong_answers(key: AnswerKey, question: str) -> dict[str, str]:
     return wrong
 
 
+def _skim(workspace: Path) -> Iterator[str]:
+    """The text of the workspace's files, up to :data:`SKIM_TOTAL` bytes in path order."""
+    left = SKIM_TOTAL
+    for path in sorted(workspace.rglob("*")):
+        if ".git" in path.relative_to(workspace).parts or not path.is_file():
+            continue
+        size = path.stat().st_size
+        if size > SKIM_FILE or size > left or path.is_symlink():
+            continue
+        left -= size
+        data = path.read_bytes()
+        if b"\0" not in data[:4096]:
+            yield data.decode("utf-8", errors="replace")
+
+
+def guesses(key: AnswerKey, workspace: Path) -> dict[str, str]:
+    """Answers a guesser writes without reading the question's subject: yes and no (for a
+    yes/no question) with the workspace's most frequent names of each kind the key names."""
+    kinds: list[FactKind] = [k for k in NAME_KINDS if any(f.kind == k for f in key.required)]
+    texts = list(_skim(workspace)) if kinds else []
+    names = [n for kind in kinds for n in frequent_names(texts, kind, GUESS_NAMES)]
+    if not names:
+        return {}
+    listed = ", ".join(f"`{name}`" for name in dict.fromkeys(names))
+    if not any(f.kind == "polarity" for f in key.required):
+        return {"guess": listed}
+    return {"guess:yes": f"Yes. {listed}", "guess:no": f"No. {listed}"}
+
+
 def _cell(key: AnswerKey, given: str, expect: Expect) -> ControlCell:
     return answer_cell(check_key(key, given), expect)
 
 
-def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, ControlCell]:
-    """Checker verdicts on valid paraphrases (pass) and wrong answers (fail)."""
+def key_controls(
+    task: Task, key: AnswerKey, earlier: list[str], workspace: Path
+) -> dict[str, ControlCell]:
+    """Checker verdicts on valid paraphrases (pass), wrong answers and guesses (fail)."""
     controls = {
         "oracle": _cell(key, task.answer or "", "pass"),
         "paraphrase:facts": _cell(key, _render(key), "pass"),
@@ -110,6 +154,8 @@ def key_controls(task: Task, key: AnswerKey, earlier: list[str]) -> dict[str, Co
     if (words := _in_words(key)) is not None:
         controls["paraphrase:words"] = _cell(key, words, "pass")
     for name, given in wrong_answers(key, task.request or task.instruction).items():
+        controls[name] = _cell(key, given, "fail")
+    for name, given in guesses(key, workspace).items():
         controls[name] = _cell(key, given, "fail")
     for n, answer in enumerate(a for a in dict.fromkeys(earlier) if a != task.answer):
         cell = _cell(key, answer, "fail")
@@ -156,13 +202,19 @@ def judge_keyed(
     """Accepted when every control of the key behaves and output-grounded facts reproduce."""
     assert task.answer_key is not None
     key = task.answer_key
-    controls = key_controls(task, key, earlier)
-    rerun = reproduce_key(sandbox, task_dir / task.workspace, task, key, cfg)
+    workspace = task_dir / task.workspace
+    controls = key_controls(task, key, earlier, workspace)
+    rerun = reproduce_key(sandbox, workspace, task, key, cfg)
     accepted = tuple(
         sorted(n for n, c in controls.items() if n.startswith("paraphrase") and c.result == "pass")
     )
     evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
-    reasons = misjudged(controls)
+    reasons = [
+        f"{GUESSABLE}: {cell.given!r} passes, yes or no with the workspace's most frequent names"
+        for name, cell in controls.items()
+        if name.startswith("guess") and not cell.ok
+    ][:1]
+    reasons += misjudged({n: c for n, c in controls.items() if not n.startswith("guess")})
     for row in rerun:
         if not row.reproduces:
             reasons.append(f"answer not reproduced: `{row.command}` no longer prints its facts")
