@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from trajforge.reconstruct.triage_rules import MAX_REQUIRED_FACTS, words
@@ -43,6 +43,8 @@ POLARITY = re.compile(
     r"(?i)^\W*(?P<word>yes|yep|yeah|correct|exactly|right|true|no|nope|false|not quite)\b"
 )
 NEGATIVE = frozenset({"no", "nope", "false", "not quite"})
+NAME_KINDS: tuple[FactKind, ...] = ("identifier", "path")
+"""The kinds of fact that are names (a guess lists them; an answer may list only so many)."""
 FOCUS = {
     "number": re.compile(
         r"(?i)\bhow (?:many|much|long|big|large|old|often|fast)\b|\bnumber of\b|\bcount\b|"
@@ -75,23 +77,49 @@ class Grounds:
 
 def _candidates(answer: str) -> list[tuple[FactKind, str]]:
     """Facts the answer states, in order of appearance, without duplicates."""
-    text = FENCE.sub(" ", answer)
-    found: list[tuple[int, FactKind, str]] = []
-    for m in CODE_SPAN.finditer(text):
-        found.append((m.start(), _kind_of(m.group(1).strip()), m.group(1).strip()))
-    plain = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
-    plain = DATE.sub(lambda m: " " * len(m.group(0)), LIST_MARKER.sub("   ", plain))
-    for kind, pattern in (("path", PATH), ("identifier", IDENTIFIER), ("number", NUMBER)):
-        for m in pattern.finditer(plain):
-            found.append((m.start(), kind, m.group(0).strip()))  # type: ignore[arg-type]
-            plain = plain[: m.start()] + " " * len(m.group(0)) + plain[m.end() :]
     seen: set[tuple[str, str]] = set()
     facts = []
-    for _, kind, value in sorted(found, key=lambda f: f[0]):
+    for _, kind, value in sorted(_mentions(FENCE.sub(" ", answer)), key=lambda f: f[0]):
         if value and (kind, value) not in seen:
             seen.add((kind, value))
             facts.append((kind, value))
     return facts
+
+
+def _mentions(text: str) -> list[tuple[int, FactKind, str]]:
+    """Every fact-like mention in ``text`` and where: code spans, then the paths, names and
+    numbers of the plain text left, each blanked once found (a path's parts are not names)."""
+    found: list[tuple[int, FactKind, str]] = []
+    for m in CODE_SPAN.finditer(text):
+        found.append((m.start(), _kind_of(m.group(1).strip()), m.group(1).strip()))
+    plain = CODE_SPAN.sub(_blank, text)
+    plain = DATE.sub(_blank, LIST_MARKER.sub("   ", plain))
+    for kind, pattern in _PLAIN:
+        plain = pattern.sub(_recorder(kind, found), plain)
+    return found
+
+
+_PLAIN: tuple[tuple[FactKind, re.Pattern[str]], ...] = (
+    ("path", PATH),
+    ("identifier", IDENTIFIER),
+    ("number", NUMBER),
+)
+
+
+def _blank(m: re.Match[str]) -> str:
+    return " " * len(m.group(0))
+
+
+def _recorder(
+    kind: FactKind, found: list[tuple[int, FactKind, str]]
+) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that records each match as a mention of ``kind`` and blanks it."""
+
+    def record(m: re.Match[str]) -> str:
+        found.append((m.start(), kind, m.group(0).strip()))
+        return " " * len(m.group(0))
+
+    return record
 
 
 def _kind_of(span: str) -> FactKind:
@@ -178,23 +206,24 @@ def _grounded(question: str, answer: str, grounds: Grounds) -> list[Fact]:
     return [Fact(kind=k, value=v, grounded_in=found[(k, v)]) for k, v in stated if (k, v) in found]
 
 
-def frequent_names(texts: Iterable[str], kind: FactKind, limit: int) -> list[str]:
-    """The ``limit`` names of ``kind`` (identifier or path) the texts mention most, most
-    mentioned first (a tie: first mentioned first), each spelled as first mentioned and found
-    as facts are (code spans, then the names in plain text): what a guesser who only skimmed
-    the texts would list."""
+def frequent_names(texts: Iterable[str], kinds: Collection[FactKind], limit: int) -> list[str]:
+    """The ``limit`` names of ``kinds`` (identifiers, paths) the texts mention most, most
+    mentioned first (a tie: in the order found), any case, each spelled as first found, found
+    as an answer's facts are: what a guesser who only skimmed the texts would list."""
     counts: Counter[str] = Counter()
     spelled: dict[str, str] = {}
-    pattern = PATH if kind == "path" else IDENTIFIER
     for text in texts:
-        spans = [m.group(1).strip() for m in CODE_SPAN.finditer(text)]
-        names = [s for s in spans if s and _kind_of(s) == kind]
-        names += [m.group(0) for m in pattern.finditer(CODE_SPAN.sub(" ", text))]
-        for name in names:
-            folded = name.lower()
-            spelled.setdefault(folded, name)
-            counts[folded] += 1
+        for _, kind, name in _mentions(text):
+            if name and kind in kinds:
+                folded = name.lower()
+                spelled.setdefault(folded, name)
+                counts[folded] += 1
     return [spelled[name] for name, _ in counts.most_common(limit)]
+
+
+def names_stated(answer: str) -> set[str]:
+    """The distinct identifiers and paths ``answer`` states, any case, as its facts are found."""
+    return {value.lower() for kind, value in _candidates(answer) if kind in NAME_KINDS}
 
 
 def focus_of(question: str) -> tuple[FactKind, ...]:

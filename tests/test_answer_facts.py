@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from trajforge.reconstruct.facts import Grounds, answer_key
-from trajforge.verifiers.answer_facts import check_key
+from trajforge.verifiers.answer_facts import MAX_NAMES, check_key
 
 SETTINGS = "import os\n\nMAX_WORKERS = 8\nTIMEOUT = 30\n"
 POOL = (
@@ -109,3 +109,16 @@ def test_facts_the_question_already_states_are_not_the_answer() -> None:
 def test_an_ungrounded_answer_has_no_key() -> None:
     made = answer_key(QUESTION, "It starts 16 workers, from POOL_SIZE.", Grounds(FILES, {}))
     assert made is None
+
+
+def test_a_list_of_names_to_pick_from_is_not_an_answer(key) -> None:  # type: ignore[no-untyped-def]
+    """The cheapest wrong answer to a name question: every name of the workspace, listed."""
+    others = [f"OTHER_SETTING_{n}" for n in range(MAX_NAMES)]
+    shotgun = "8 workers, from one of: " + ", ".join(["MAX_WORKERS", *others])
+    check = check_key(key, shotgun)
+    assert not check.passed and f"more than {MAX_NAMES}" in check.reason
+    fewer = "8 workers, from one of: " + ", ".join(["MAX_WORKERS", *others[: MAX_NAMES - 1]])
+    assert check_key(key, fewer).passed  # at the cap, the list is still read as an answer
+    (number,) = [f for f in key.required if f.kind == "number"]
+    only_number = key.model_copy(update={"required": (number,)})
+    assert check_key(only_number, shotgun).passed  # names are not what a number key asks

@@ -6,7 +6,8 @@ default, and which setting controls it?"). An answer passes when it states every
 fact — numbers by value (``8``, ``8.0``, ``eight``, ``8 times``), identifiers and paths as
 whole words (case-insensitive, a path also by its file name), yes/no by its polarity — and
 contradicts none: a required number offered among alternatives (``4 or 8``), a negated fact
-(``not MAX_WORKERS``) or the opposite polarity fails. ``docs/qa.md`` has the rules.
+(``not MAX_WORKERS``) or the opposite polarity fails, and so does a list of more than
+:data:`MAX_NAMES` names for a key that requires one. ``docs/qa.md`` has the rules.
 """
 
 from __future__ import annotations
@@ -15,12 +16,18 @@ import math
 import posixpath
 import re
 
+from trajforge.reconstruct.facts import NAME_KINDS, names_stated
 from trajforge.records import AnswerKey, Fact
 from trajforge.verifiers.answer import HEDGE, MAX_ANSWER, NEGATION, AnswerCheck
 from trajforge.verifiers.answer_text import Num, find_numbers, number_runs, strip_markdown
 
-CHECKER_VERSION = 1
-"""Bumped when the fact checker's rules change: part of every validation cache key."""
+CHECKER_VERSION = 2
+"""Bumped when the fact checker's rules change (2: at most :data:`MAX_NAMES` names): part of
+every validation cache key."""
+MAX_NAMES = 20
+"""An answer to a key that requires a name may state at most this many distinct identifiers
+and paths: more is a list to pick from, not an answer (2 % of the real corpus's assistant
+messages name more)."""
 UNITS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
@@ -105,6 +112,16 @@ def _polarity(fact: Fact, given: str) -> str | None:
     return f"expected the answer to start with {fact.value}"
 
 
+def _listed(key: AnswerKey, given: str) -> str | None:
+    """Why ``given`` is a list to pick the key's names from, or None."""
+    if not any(f.kind in NAME_KINDS for f in key.required):
+        return None
+    named = names_stated(given)
+    if len(named) <= MAX_NAMES:
+        return None
+    return f"names {len(named)} identifiers and paths, more than {MAX_NAMES}: a list"
+
+
 def check_key(key: AnswerKey, given: str) -> AnswerCheck:
     """Whether ``given`` states every required fact of ``key`` and contradicts none."""
     expected = "; ".join(f"{f.kind} {f.value}" for f in key.required)
@@ -113,6 +130,8 @@ def check_key(key: AnswerKey, given: str) -> AnswerCheck:
         return AnswerCheck(passed=False, reason="empty answer", expected=expected, given=given)
     if len(given) > MAX_ANSWER:
         return AnswerCheck(passed=False, reason="answer too long", expected=expected, given=given)
+    if (listed := _listed(key, given)) is not None:
+        return AnswerCheck(passed=False, reason=listed, expected=expected, given=given)
     problems = []
     for fact in key.required:
         if fact.kind == "number":

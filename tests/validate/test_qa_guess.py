@@ -2,9 +2,9 @@
 
 The real case: the pi session in ``corpus/real/pi/rycerzes__trl`` asks "run_benchmark.sh will
 run both grpo and asyncgrpo?" and its key is ``yes`` with the evidence ``vLLM``, taken from
-``benchmarks/HANDOFF.md``. The workspace's five files name vLLM 89 times (any case), more than
-any other name, so ``Yes. vLLM`` passed without reading the script. The guess control finds
-that and rejects the task.
+``benchmarks/HANDOFF.md``. The workspace's five files name vLLM 64 times (as facts are found;
+the next name, CUDA_VISIBLE_DEVICES, 17), so ``Yes. vLLM`` passed without reading the script.
+The guess control finds that and rejects the task.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from tests.validate.conftest import local_context, tasks_of
 from trajforge.reconstruct import pipeline
-from trajforge.reconstruct.facts import frequent_names
+from trajforge.reconstruct.facts import frequent_names, names_stated
 from trajforge.records import AnswerKey, Fact
-from trajforge.verifiers.answer_facts import check_key
+from trajforge.verifiers.answer_facts import MAX_NAMES, check_key
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.qa import check_task_answer
 from trajforge.verifiers.validate.qa_key import GUESSABLE, guesses
@@ -65,10 +65,11 @@ def test_a_key_with_specific_evidence_fails_the_guess(workspace: Path) -> None:
     key = _key(("polarity", "yes"), ("identifier", "merge_shards"))
     # three names in all: a guess lists every one, so in this workspace the key is guessable
     assert check_key(key, guesses(key, workspace)["guess:yes"]).passed
-    for n in range(12):  # twelve names each mentioned more often than merge_shards
+    for n in range(MAX_NAMES):  # as many names as a guess may list, each mentioned more often
         (workspace / f"mod_{n}.md").write_text(f"`helper_{n}` " * 5)
     tried = guesses(key, workspace)
     assert "merge_shards" not in tried["guess:yes"] and "helper_0" in tried["guess:yes"]
+    assert len(names_stated(tried["guess:yes"])) == MAX_NAMES  # the most the checker allows
     assert not any(check_key(key, answer).passed for answer in tried.values())
     right = "Yes: the shards are merged by merge_shards() in src/shards.py, sorted."
     assert check_key(key, right).passed  # a correct answer, worded unlike the recorded one

@@ -6,9 +6,9 @@ recorded answer, the facts alone, the facts in other words (numbers spelled out)
 must pass, and on wrong ones — nothing, each number off by one or doubled, each name swapped
 for another of the workspace's or misspelt, the opposite yes/no, the question echoed back, the
 facts hedged among alternatives — which must fail. A guess must fail too: yes or no with
-the workspace's most frequent names listed, which states a key whose facts any skim of the
-workspace finds (``Yes. `vLLM`, ...`` for a yes/no whose evidence is the project's most
-mentioned name): such a key cannot tell an answer from a guess, and the task is rejected.
+as many of the workspace's most frequent names as the checker lets an answer list. A key
+such a skim of the workspace states (``Yes. `vLLM`, ...`` for a yes/no whose evidence is the
+project's most mentioned name) cannot tell an answer from a guess: the task is rejected.
 Facts grounded in a command's output are re-derived by re-running that command on the
 starting workspace in the sandbox.
 """
@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.reconstruct.facts import Grounds, answer_key, frequent_names
+from trajforge.reconstruct.facts import NAME_KINDS, Grounds, answer_key, frequent_names
 from trajforge.records import (
     AnswerKey,
     ControlCell,
@@ -32,18 +32,15 @@ from trajforge.records import (
     Task,
     Validation,
 )
-from trajforge.verifiers.answer_facts import UNITS, check_key
+from trajforge.verifiers.answer_facts import MAX_NAMES, UNITS, check_key
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.qa import answer_cell, misjudged
 
 PREVIEW = 80
-GUESS_NAMES = 10
-"""Names of each kind the guess lists: the workspace's most frequent."""
 SKIM_FILE = 512 * 1024
-SKIM_TOTAL = 16 * 1024 * 1024
+SKIM_TOTAL = 8 * 1024 * 1024
 """Bytes of one file, and of the workspace, the guess is drawn from (larger files skipped)."""
 GUESSABLE = "answer key is guessable"
-NAME_KINDS: tuple[FactKind, ...] = ("identifier", "path")
 WORDS = {v: k for k, v in UNITS.items() if " " not in k and k not in ("once", "twice")}
 
 
@@ -127,13 +124,13 @@ def _skim(workspace: Path) -> Iterator[str]:
 
 def guesses(key: AnswerKey, workspace: Path) -> dict[str, str]:
     """Answers a guesser writes without reading the question's subject: yes and no (for a
-    yes/no question) with the workspace's most frequent names of each kind the key names."""
+    yes/no question) with as many of the workspace's most frequent names, of the kinds the key
+    names, as the checker lets an answer list."""
     kinds: list[FactKind] = [k for k in NAME_KINDS if any(f.kind == k for f in key.required)]
-    texts = list(_skim(workspace)) if kinds else []
-    names = [n for kind in kinds for n in frequent_names(texts, kind, GUESS_NAMES)]
+    names = frequent_names(_skim(workspace), kinds, MAX_NAMES) if kinds else []
     if not names:
         return {}
-    listed = ", ".join(f"`{name}`" for name in dict.fromkeys(names))
+    listed = ", ".join(f"`{name}`" for name in names)
     if not any(f.kind == "polarity" for f in key.required):
         return {"guess": listed}
     return {"guess:yes": f"Yes. {listed}", "guess:no": f"No. {listed}"}
