@@ -130,12 +130,12 @@ def measure(name: str, files: dict[str, str], runs: int, scratch: Path, docker: 
 
         assert built is not None
         folder = store.folder(roots[0], env.hash)
-        tag, _ = env_image(built, folder)
+        tag, _ = env_image(built.at(folder))
         remove_image(tag)
         row["image_build_ms"] = median_ms(
-            lambda n: (remove_image(tag), env_image(built, folder)), 1
+            lambda n: (remove_image(tag), env_image(built.at(folder))), 1
         )
-        row["image_reuse_ms"] = median_ms(lambda n: env_image(built, folder), runs)
+        row["image_reuse_ms"] = median_ms(lambda n: env_image(built.at(folder)), runs)
     return row
 
 

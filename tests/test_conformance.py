@@ -3,12 +3,13 @@ guard's one detector, which no name selects, is checked in tests/guard/test_dete
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from trajforge.errors import UnknownName
-from trajforge.protocols import Executor, Format, Harness, Sandbox, Teacher
+from trajforge.protocols import EnvironmentFolder, Executor, Format, Harness, Sandbox, Teacher
 from trajforge.registry import (
     EXECUTORS,
     FORMATS,
@@ -34,6 +35,28 @@ def test_sandboxes_conform(name: str) -> None:
     assert sandbox.name == name
     reason = sandbox.available()
     assert reason is None or (isinstance(reason, str) and reason)
+
+
+@pytest.mark.parametrize("name", sorted(SANDBOXES))
+def test_sandboxes_mount_an_environment(name: str, tmp_path: Path) -> None:
+    """Every backend shows a built environment folder to its runs, read-only, where it says."""
+    sandbox = create(SANDBOXES, name, "sandbox")
+    if (reason := sandbox.available()) is not None:
+        pytest.skip(f"SANDBOX {name} UNAVAILABLE, its mount is not checked: {reason}")
+    env = tmp_path / "env"
+    env.mkdir()
+    (env / "marker.txt").write_text(f"mounted for {name}\n")
+    key = hashlib.sha256(f"conformance {name}".encode()).hexdigest()
+    mounted = sandbox.with_environment(EnvironmentFolder(folder=env, key=key))
+    assert isinstance(mounted.sandbox, Sandbox) and mounted.sandbox.name == name
+    assert mounted.label and mounted.root.startswith("/")
+    (work := tmp_path / "work").mkdir()
+    with mounted.sandbox.session(work) as box:
+        seen = box.run(f"cat {mounted.root}/marker.txt", timeout=60)
+        wrote = box.run(f"echo x > {mounted.root}/marker.txt", timeout=60)
+    assert seen.exit_code == 0 and seen.stdout == f"mounted for {name}\n"
+    assert wrote.exit_code != 0  # read-only inside
+    assert (env / "marker.txt").read_text() == f"mounted for {name}\n"
 
 
 @pytest.mark.parametrize("name", sorted(HARNESSES))

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import (
@@ -173,6 +174,38 @@ class Sandbox(Protocol):
     def session(self, workspace: Path, limits: Limits | None = None) -> SandboxSession:
         """Start a sandbox with a fresh copy of ``workspace`` (never modified itself)."""
         ...
+
+    def with_environment(self, env: EnvironmentFolder) -> Mounted:
+        """This backend with the built environment ``env`` visible, read-only, to every run
+        (local: the host folder exposed; docker: an image holding it)."""
+        ...
+
+
+class EnvironmentFolder(BaseModel):
+    """A built task environment on the host, for :meth:`Sandbox.with_environment`."""
+
+    model_config = FROZEN
+
+    folder: Path
+    """The environment folder on the host (``node_modules``, a virtualenv, ...)."""
+    key: str
+    """Its content hash: names what a backend makes of it (docker: the image tag)."""
+    ecosystems: tuple[str, ...] = ()
+    """Ecosystems of its recipes (``node``: the runs need the node toolchain)."""
+
+
+@dataclass(frozen=True)
+class Mounted:
+    """A backend that sees a built environment: what :meth:`Sandbox.with_environment` gives."""
+
+    sandbox: Sandbox
+    """The backend to run in."""
+    root: str
+    """Where the environment folder is inside it."""
+    path: tuple[str, ...]
+    """Toolchain folders inside it to put on PATH (docker: the node toolchain)."""
+    label: str
+    """Where the environment lives, for evidence: the folder (local), the image tag (docker)."""
 
 
 ItemT = TypeVar("ItemT")

@@ -100,7 +100,7 @@ def _build_one(
         if backend == "docker":
             from trajforge.verifiers.environments.image import env_image
 
-            detail, _ = env_image(built, store.folder(store.root(cache), env.hash))
+            detail, _ = env_image(built.at(store.folder(store.root(cache), env.hash)))
         status: Literal["built", "cached", "unavailable", "failed"] = (
             "cached" if cached else "built"
         )

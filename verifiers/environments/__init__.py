@@ -110,27 +110,8 @@ def for_task(
 
 
 def _wrap(sandbox: Sandbox, built: store.BuiltEnvironment, folder: Path) -> tuple[EnvSandbox, str]:
-    if sandbox.name == "local":
-        from trajforge.verifiers.sandbox.local import LocalSandbox
-
-        shown = getattr(sandbox, "expose", ())
-        local = LocalSandbox(expose=(*(Path(p) for p in shown), folder))
-        return EnvSandbox(local, built.recipes, str(folder)), str(folder)
-    if sandbox.name == "docker":
-        from trajforge.verifiers.environments.image import ENV_ROOT, env_image
-        from trajforge.verifiers.sandbox.docker import DockerSandbox
-
-        tag, paths = env_image(built, folder)
-        docker = DockerSandbox(image=tag, cpus=getattr(sandbox, "cpus", 1.0))
-        return EnvSandbox(docker, built.recipes, ENV_ROOT, paths), tag
-    raise EnvironmentProblem(
-        unavailable(
-            sandbox.name,
-            "this sandbox backend cannot mount task environments",
-            "use --sandbox local or docker",
-        ),
-        Reason.ENVIRONMENT_UNAVAILABLE,
-    )
+    mounted = sandbox.with_environment(built.at(folder))
+    return EnvSandbox(mounted.sandbox, built.recipes, mounted.root, mounted.path), mounted.label
 
 
 def _check_programs(sandbox: Sandbox, env: Environment) -> None:

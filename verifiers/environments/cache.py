@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge import __version__
 from trajforge.errors import RecordError
+from trajforge.protocols import EnvironmentFolder
 from trajforge.records import EnvironmentRecipe, load_record
 from trajforge.taskdir import write_atomic
 
@@ -65,6 +66,11 @@ class BuiltEnvironment(BaseModel):
     installs so it runs with what validation ran with."""
     trajforge_version: str = __version__
     """Toolkit version that built it."""
+
+    def at(self, folder: Path) -> EnvironmentFolder:
+        """This environment as built into ``folder``, for a sandbox to mount."""
+        ecosystems = tuple(dict.fromkeys(r.ecosystem for r in self.recipes))
+        return EnvironmentFolder(folder=folder, key=self.hash, ecosystems=ecosystems)
 
 
 def root(path: Path | None = None) -> Path:

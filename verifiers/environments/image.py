@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import SandboxError
+from trajforge.protocols import EnvironmentFolder
 from trajforge.records import Reason
 from trajforge.verifiers.environments.build import EnvironmentProblem
-from trajforge.verifiers.environments.cache import BuiltEnvironment
 from trajforge.verifiers.environments.toolchain import missing_tool, version, which
 from trajforge.verifiers.sandbox.image import IMAGE_TAG, image_state
 
@@ -146,7 +146,7 @@ def node_image(client: Any, base_id: str) -> str:
     return tag
 
 
-def env_image(built: BuiltEnvironment, folder: Path) -> tuple[str, tuple[str, ...]]:
+def env_image(env: EnvironmentFolder) -> tuple[str, tuple[str, ...]]:
     """(tag of the environment's image, toolchain folders on its PATH); built when stale."""
     client = _client()
     try:
@@ -154,19 +154,19 @@ def env_image(built: BuiltEnvironment, folder: Path) -> tuple[str, tuple[str, ..
         if problem is not None:
             raise SandboxError(problem)
         base_id = client.images.get(IMAGE_TAG).id
-        needs_node = any(r.ecosystem == "node" for r in built.recipes)
+        needs_node = "node" in env.ecosystems
         parent = node_image(client, base_id) if needs_node else IMAGE_TAG
         paths = (f"{NODE_PREFIX}/bin",) if needs_node else ()
-        tag = f"{ENV_REPOSITORY}:{built.hash[:24]}"
+        tag = f"{ENV_REPOSITORY}:{env.key[:24]}"
         if _current(client, tag, base_id):
             return tag, paths
 
         def fill(tar: tarfile.TarFile) -> None:
             _add_text(tar, "Dockerfile", f"FROM {parent}\nCOPY env/ {ENV_ROOT}/\n")
-            _add_tree(tar, folder, "env")
+            _add_tree(tar, env.folder, "env")
 
         log.info("building %s", tag)
-        _build(client, tag, {BASE_LABEL: base_id, HASH_LABEL: built.hash}, fill)
+        _build(client, tag, {BASE_LABEL: base_id, HASH_LABEL: env.key}, fill)
         return tag, paths
     finally:
         client.close()

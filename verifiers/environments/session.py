@@ -16,7 +16,14 @@ from pathlib import Path
 
 from trajforge.closing import Closing
 from trajforge.errors import SandboxError
-from trajforge.protocols import Limits, RunResult, Sandbox, SandboxSession
+from trajforge.protocols import (
+    EnvironmentFolder,
+    Limits,
+    Mounted,
+    RunResult,
+    Sandbox,
+    SandboxSession,
+)
 from trajforge.records import EnvironmentRecipe
 from trajforge.verifiers.sandbox.common import SAFE_PATH
 
@@ -68,6 +75,10 @@ class EnvSandbox:
 
     def session(self, workspace: Path, limits: Limits | None = None) -> EnvSession:
         return EnvSession(self.inner.session(workspace, limits), self)
+
+    def with_environment(self, env: EnvironmentFolder) -> Mounted:
+        """The backend with ``env`` in place of this environment."""
+        return self.inner.with_environment(env)
 
     def setup_script(self) -> str:
         """Shell run after each reset: link every recipe's node_modules into the workspace."""

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 
 from trajforge.closing import Closing
 from trajforge.errors import SandboxError
-from trajforge.protocols import Limits, RunResult
+from trajforge.protocols import EnvironmentFolder, Limits, Mounted, RunResult
 from trajforge.verifiers.sandbox import docker_exec as dx
 from trajforge.verifiers.sandbox.common import (
     SAFE_PATH,
@@ -67,6 +67,13 @@ class DockerSandbox:
     def __init__(self, image: str = IMAGE_TAG, cpus: float = 1.0) -> None:
         self.image = image
         self.cpus = cpus
+
+    def with_environment(self, env: EnvironmentFolder) -> Mounted:
+        """An image holding the folder (built once per environment hash), on as many CPUs."""
+        from trajforge.verifiers.environments.image import ENV_ROOT, env_image
+
+        tag, paths = env_image(env)
+        return Mounted(DockerSandbox(image=tag, cpus=self.cpus), ENV_ROOT, paths, tag)
 
     def available(self) -> str | None:
         try:

@@ -30,7 +30,7 @@ import psutil
 
 from trajforge.closing import Closing
 from trajforge.errors import SandboxError, SandboxTimeout
-from trajforge.protocols import Limits, RunResult
+from trajforge.protocols import EnvironmentFolder, Limits, Mounted, RunResult
 from trajforge.verifiers.sandbox.common import (
     SAFE_PATH,
     Snapshot,
@@ -122,6 +122,11 @@ class LocalSandbox:
         if reason is not None:
             raise SandboxError(reason)
         return LocalSession(Path(workspace), limits or Limits(), self.expose)
+
+    def with_environment(self, env: EnvironmentFolder) -> Mounted:
+        """The folder exposed read-only where it is on the host."""
+        shown = LocalSandbox(expose=(*(Path(p) for p in self.expose), env.folder))
+        return Mounted(shown, str(env.folder), (), str(env.folder))
 
 
 class LocalSession(Closing):
