@@ -36,8 +36,16 @@ INSIDE = textwrap.dedent(
 
 
 def make_venv(where: Path) -> Path:
-    """A virtual environment seeing this interpreter's packages (trajforge included)."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(where)], check=True)
+    """A virtual environment seeing this interpreter's packages (trajforge included), after its
+    own: a ``.pth`` file adds each package folder on this interpreter's path, in order. (With
+    ``--system-site-packages`` alone, a venv made from a venv sees the base interpreter's
+    packages, not the outer venv's: on a fresh machine, where trajforge lives only in the
+    user's venv, it would not import.)"""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True)
+    site = next((where / "lib").glob("python3*/site-packages"))
+    outer = [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages")]
+    lines = [f"import site; site.addsitedir({p!r})" for p in outer if Path(p).is_dir()]
+    (site / "zz_outer.pth").write_text("\n".join(lines) + "\n")
     return where / "bin" / "python"
 
 

@@ -154,6 +154,10 @@ def verify(
         print_json({"task": task.id, **result.model_dump(mode="json", exclude_none=True)})
         return
     out.print(f"reward {result.reward:.2f} ({'passed' if result.passed else 'failed'})")
+    for found in result.tampering:
+        out.print(f"  [red]tampering[/red] {found}: the check did not run")
+    if result.set_aside:
+        out.print(f"  set aside, the task's own ran instead: {', '.join(result.set_aside)}")
     for test in result.tests:
         mark = "[green]✓[/green]" if test.outcome == "passed" else "[red]✗[/red]"
         message = test.message if test.outcome != "passed" else ""

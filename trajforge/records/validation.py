@@ -288,6 +288,11 @@ class VerifyResult(BaseModel):
     """Code families: exit code of the check."""
     detail: str = ""
     """Code families: why the run is an error or timeout."""
+    set_aside: tuple[str, ...] = ()
+    """Code families: solution files that are tests or start-up files, replaced by the task's."""
+    tampering: tuple[str, ...] = ()
+    """Code families: ``path: what it says`` for solution files that reach into the check (the
+    check did not run; the reward is 0)."""
 
 
 class Forbidden(BaseModel):

@@ -69,12 +69,16 @@ exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
 """
 """PID 1 of each run's PID namespace: runs the command as its child (so it keeps normal
 signal semantics), reaps orphans and reports the raw wait status on a pipe."""
+PACKAGE_DIRS = ("site-packages", "dist-packages")
 PIDS_MARKERS = ("fork: Resource temporarily unavailable", "fork: retry", "BlockingIOError")
 
 
 def _interpreter_paths() -> list[str]:
-    """Host directories that hold the running Python (exposed read-only inside)."""
+    """Host directories that hold the running Python and its packages (exposed read-only
+    inside): its prefixes, and every package folder on its path, which a ``.pth`` file or a
+    parent virtual environment may have put outside them."""
     paths = {sys.prefix, sys.base_prefix, str(Path(sys.executable).resolve().parent.parent)}
+    paths.update(p for p in sys.path if Path(p).name in PACKAGE_DIRS and Path(p).is_dir())
     return sorted(str(Path(p).resolve()) for p in paths)
 
 

@@ -24,7 +24,7 @@ from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.derive import Strengthened
 from trajforge.verifiers.validate.evidence import matrix_controls
-from trajforge.verifiers.validate.files import cache_key, content_hash, layered, read_tree
+from trajforge.verifiers.validate.files import cache_key, content_hash, read_tree
 from trajforge.verifiers.validate.hidden import is_derived, weakening
 from trajforge.verifiers.validate.history import Episode, load_episode
 from trajforge.verifiers.validate.inputs import static_inputs
@@ -277,9 +277,3 @@ def finish(
     }
     evidence = Evidence.model_validate({**validation.evidence.model_dump(), **common})
     return validation.model_copy(update={"evidence": evidence})
-
-
-def layered_solution(task_dir: Path, task: Task, solution: dict[str, str]) -> dict[str, str]:
-    """A candidate solution's workspace: starting files, its files, then the hidden tests."""
-    hidden = read_tree(task_dir / HIDDEN_DIR) if task.verifier.kind == "tests" else {}
-    return layered(read_tree(task_dir / task.workspace), solution, hidden)

@@ -16,12 +16,13 @@ from pathlib import Path
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
 from trajforge.records import FailToPass, Task, TestOutcome, VerifyResult, VerifyTest
+from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.matrix import Runner
 from trajforge.verifiers.validate.qa import check_task_answer
 from trajforge.verifiers.validate.reward import score
-from trajforge.verifiers.validate.single import layered_solution
+from trajforge.verifiers.validate.runner_files import Screened, TaskView, screen
 
 DEFAULT_TIMEOUT_S = 60.0
 
@@ -45,15 +46,17 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         raise UsageError(f"task {task.id} is answered, not built: give --answer TEXT")
     if not solution.is_dir():
         raise UsageError(f"--files {solution}: not a directory")
-    files = layered_solution(task_dir, task, read_tree(solution))
+    screened = screen(task_view(task_dir, task), read_tree(solution))
+    if screened.tampering:
+        return _tampered(screened)
     sandbox = for_task(task_dir, task, sandbox).sandbox  # its environment, as validation used
     evidence = task.validation.evidence
     dropped = evidence.dropped_tests
     timeout = float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
-        first = write_tree(Path(scratch) / "ws", files)
+        first = write_tree(Path(scratch) / "ws", screened.files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
-            run = Runner(box, task.verifier.command, Path(scratch)).run(files, timeout)
+            run = Runner(box, task.verifier.command, Path(scratch)).run(screened.files, timeout)
     scored = score(run, evidence.test_sets, dropped)
     tests = tuple(
         VerifyTest(name=t.name, outcome=t.outcome, message=t.message, counted=t.name not in dropped)
@@ -68,4 +71,26 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         status=run.status,
         exit_code=run.exit_code,
         detail=run.detail,
+        set_aside=screened.set_aside,
+    )
+
+
+def task_view(task_dir: Path, task: Task) -> TaskView:
+    """The task's files a solution's check takes its tests and runner files from."""
+    hidden = read_tree(task_dir / HIDDEN_DIR) if task.verifier.kind == "tests" else {}
+    oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
+    start = read_tree(task_dir / task.workspace)
+    return TaskView(start=start, oracle=oracle, hidden=hidden, command=task.verifier.command or "")
+
+
+def _tampered(screened: Screened) -> VerifyResult:
+    """Reward 0 without running: the solution's files reach into the check."""
+    detail = "the solution reaches into the check: " + "; ".join(screened.tampering)
+    return VerifyResult(
+        reward=0.0,
+        passed=False,
+        status="error",
+        detail=detail,
+        set_aside=screened.set_aside,
+        tampering=screened.tampering,
     )

@@ -1,0 +1,174 @@
+"""Solutions that try to decide their own reward, against accepted tasks: each scores 0, and a
+correct solution written unlike the oracle still scores 1 (``verifiers/validate/runner_files``).
+
+Before the check's files were taken from the task, the weakened tests and the conftest hook
+below each scored 1.0 through ``trajforge verify`` on the accepted demo repair and build.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.validate.conftest import tasks_of
+from trajforge.records import Task, VerifyResult
+from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.validate.runner_files import TaskView, runner_kind, screen
+from trajforge.verifiers.validate.verify import verify_files
+
+FIXED = (
+    "def clamp(value, low, high):\n"
+    "    return min(max(value, low), high)\n"
+)  # fmt: skip
+"""A correct repair of ``calc.py``, unlike the oracle's one-line change."""
+EMPTY_TESTS = (
+    "def test_inside():\n    pass\n\ndef test_below():\n    pass\n\ndef test_above():\n    pass\n"
+)
+HOOK = (
+    "import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n"
+    "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n"
+)
+PATCHER = (
+    "import _pytest.reports\n_make = _pytest.reports.TestReport.from_item_and_call\n"
+    "def _passed(item, call):\n    report = _make(item, call)\n"
+    "    report.outcome = 'passed'\n    return report\n"
+    "_pytest.reports.TestReport.from_item_and_call = staticmethod(_passed)\n"
+)
+STUB = "def __getattr__(name):\n    return lambda *args, **kwargs: None\n"
+
+
+def _find(out: Path, family: str, harness: str, file: str) -> tuple[Path, Task]:
+    for task_id, task in tasks_of(out).items():
+        folder = out / "tasks" / task_id
+        mine = task.family == family and task.source.harness == harness
+        if mine and (folder / "oracle" / file).is_file() and task.validation.status == "accepted":
+            return folder, task
+    raise AssertionError(f"no accepted {family} task of {harness} with {file}")
+
+
+def _verify(task: tuple[Path, Task], files: dict[str, str], tmp: Path) -> VerifyResult:
+    tmp.mkdir(parents=True)
+    for rel, text in files.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / rel).write_text(text)
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    return verify_files(task[0], task[1], tmp, sandbox)
+
+
+@pytest.fixture(scope="module")
+def repair(validated: Path) -> tuple[Path, Task]:
+    return _find(validated, "repair", "pi", "calc.py")
+
+
+@pytest.fixture(scope="module")
+def build(validated: Path) -> tuple[Path, Task]:
+    return _find(validated, "build", "pi", "stats.py")
+
+
+def test_correct_repairs_written_unlike_the_oracle_pass(
+    repair: tuple[Path, Task], tmp_path: Path
+) -> None:
+    assert _verify(repair, {"calc.py": FIXED}, tmp_path / "a").reward == 1.0
+    # what an agent's own test run leaves (a rewritten .pyc names _pytest) is not the solution
+    cache = {"__pycache__/test_calc.cpython-311-pytest-8.pyc": "import _pytest.assertion"}
+    cache[".pytest_cache/v/cache/lastfailed"] = '{"test_calc.py::test_below": true}'
+    ran = _verify(repair, {"calc.py": FIXED, **cache}, tmp_path / "c")
+    assert ran.reward == 1.0 and not ran.tampering and not ran.set_aside
+    extra_test = "from calc import clamp\n\ndef test_edge():\n    assert clamp(0, 0, 1) == 0\n"
+    both = _verify(repair, {"calc.py": FIXED, "test_edge.py": extra_test}, tmp_path / "b")
+    assert both.reward == 1.0 and both.set_aside == ("test_edge.py",)  # its own tests: not run
+
+
+@pytest.mark.parametrize(
+    ("name", "files", "caught"),
+    [
+        ("nothing", {}, None),
+        ("weakened tests", {"test_calc.py": EMPTY_TESTS}, "set aside"),
+        ("conftest hook", {"conftest.py": HOOK}, "pytest_runtest_makereport"),
+        ("addopts", {"pytest.ini": "[pytest]\naddopts = --deselect test_calc.py::test_below\n"},
+         "addopts"),
+        ("pytest shadow", {"pytest.py": "import sys\nsys.exit(0)\n"}, "set aside"),
+        ("sitecustomize", {"sitecustomize.py": "import os\nos._exit(0)\n"}, "set aside"),
+        ("exit at import", {"calc.py": STUB + "import os\nos._exit(0)\n"}, "os._exit"),
+        ("report patch", {"calc.py": STUB + PATCHER}, "_pytest"),
+        ("junit rewrite", {"calc.py": STUB + "open('/tmp/trajforge-junit.xml', 'w')\n"},
+         "junit"),
+    ],
+)  # fmt: skip
+def test_repair_hacks_score_zero(
+    repair: tuple[Path, Task], tmp_path: Path, name: str, files: dict[str, str], caught: str | None
+) -> None:
+    result = _verify(repair, files, tmp_path / "s")
+    assert result.reward == 0.0, (name, result)
+    if caught == "set aside":
+        assert result.set_aside == tuple(files) and not result.tampering
+    elif caught is not None:
+        assert result.status == "error" and caught in " ".join(result.tampering), result
+        assert "reaches into the check" in result.detail
+
+
+def test_build_hack_of_a_stub_and_a_hook_scores_zero(
+    build: tuple[Path, Task], tmp_path: Path
+) -> None:
+    hacked = _verify(build, {"stats.py": STUB, "conftest.py": HOOK}, tmp_path / "hack")
+    assert hacked.reward == 0.0 and hacked.tampering == (
+        "conftest.py: hookimpl, pytest_runtest_makereport",
+    )
+    right = "import statistics\n\nmean = statistics.fmean\nmedian = statistics.median\n"
+    assert _verify(build, {"stats.py": right}, tmp_path / "right").reward == 1.0
+
+
+def test_what_each_file_is_to_the_check() -> None:
+    kinds = {
+        p: runner_kind(p, "bash scripts/run_tests.sh")
+        for p in (
+            "test_calc.py", "tests/helpers.py", "src/app.test.ts", "conftest.py",
+            "pyproject.toml", "package.json", "jest.config.cjs", "Makefile",
+            "scripts/run_tests.sh", "sitecustomize.py", "zz.pth", "_pytest/reports.py",
+            "pytest.py", "calc.py", "src/py/util.py",
+        )
+    }  # fmt: skip
+    assert kinds == {
+        "test_calc.py": "test", "tests/helpers.py": "test", "src/app.test.ts": "test",
+        "conftest.py": "config", "pyproject.toml": "config", "package.json": "config",
+        "jest.config.cjs": "config", "Makefile": "script", "scripts/run_tests.sh": "script",
+        "sitecustomize.py": "startup", "zz.pth": "startup", "_pytest/reports.py": "startup",
+        "pytest.py": "startup", "calc.py": "source", "src/py/util.py": "source",
+    }  # fmt: skip
+
+
+def test_config_and_source_changes_are_read_against_the_task() -> None:
+    pyproject = '[project]\nname = "calc"\nversion = "0.1.0"\n'
+    package = '{"name": "calc", "scripts": {"test": "jest", "build": "tsc"}}'
+    task = TaskView(
+        start={"pyproject.toml": pyproject, "package.json": package, "cli.py": "import sys\n"},
+        oracle={},
+        hidden={},
+        command="npm test",
+    )
+    fine = screen(
+        task,
+        {
+            "pyproject.toml": pyproject.replace("0.1.0", "0.2.0"),
+            "package.json": package.replace('"tsc"', '"tsc -p ."'),
+            "cli.py": "import sys\n\nif __name__ == '__main__':\n    sys.exit(main())\n",
+        },
+    )
+    assert fine.tampering == () and fine.files["pyproject.toml"].endswith('"0.2.0"\n')
+    bad = screen(
+        task,
+        {
+            "pyproject.toml": pyproject + "\n[tool.pytest.ini_options]\naddopts = '-p hack'\n",
+            "package.json": package.replace('"jest"', '"exit 0"'),
+            "cli.py": "import sys\nsys.exit(0)\n",
+            "Cargo.toml": "[lib]\ntest = false\n",
+        },
+    )
+    assert bad.tampering == (
+        "Cargo.toml: test = false",
+        "cli.py: sys.exit(",
+        'package.json: the "test" scripts',
+        "pyproject.toml: -p hack, addopts =",
+    )

@@ -1,0 +1,189 @@
+"""What a solution may not bring to its own check: the check's files come from the task.
+
+A check runs the solution's code inside the test runner's process and reads the runner's
+configuration from the workspace, so a solution could otherwise decide its own reward: its own
+version of the task's tests (same names, empty bodies), a ``conftest.py`` hook that marks
+failures passed, ``addopts`` that deselect them, a ``sitecustomize`` or a module shadowing
+``pytest``, an npm ``test`` script that exits 0, a module that ends the process as it loads
+(``tests/validate/test_solution_hacks.py`` tries each against accepted tasks). At the reward
+boundary (``verify``, training, eval):
+
+- **tests** (test files, the hidden tests) are the task's — hidden, else the oracle's, else
+  the workspace's; the solution's versions are set aside and listed;
+- **start-up files** (``sitecustomize.py``, ``*.pth``, ``pytest.py``, ``_pytest/``, ...) are
+  never the solution's;
+- **runner configuration** (``conftest.py``, ``pytest.ini``, ``pyproject.toml``,
+  ``package.json``, ``jest.config.*``, ``Makefile``, the scripts the check command names) is
+  the solution's, but where it differs from both the task's start and its oracle it must not
+  newly reach into the runner (the check scores 0 without running, and says what it found);
+- **source files** likewise must not newly reach into the runner: ``_pytest``, ``PYTEST_*``,
+  the JUnit report, ``TestReport``, hook names, exiting the process at import;
+- **caches** (``__pycache__``, ``.pytest_cache``, ``node_modules``, ...) are left out.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Literal
+
+import orjson
+
+from trajforge.reconstruct.families import is_test_file
+
+RunnerKind = Literal["test", "startup", "config", "script", "source"]
+STARTUP_PACKAGES = frozenset({"pytest", "_pytest", "pluggy", "py"})
+"""Top-level modules that shadow the runner's own (``python -m`` puts the workspace first on
+``sys.path``): ``pytest.py`` or ``pytest/...`` at the root."""
+STARTUP_NAMES = frozenset(
+    {"sitecustomize.py", "usercustomize.py", *(f"{name}.py" for name in STARTUP_PACKAGES)}
+)
+CONFIG_NAMES = frozenset(
+    {
+        "conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml",
+        "package.json", ".mocharc.js", ".mocharc.cjs", ".mocharc.json", ".mocharc.yml",
+        ".babelrc", "karma.conf.js", "Cargo.toml",
+    }
+)  # fmt: skip
+CONFIG_STEMS = ("jest.config.", "vitest.config.", "vite.config.", "babel.config.")
+SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
+"""Read as the check's program when it is ``make ...``: any change is the check's own."""
+REACHES = re.compile(
+    r"\b_pytest\b|\bPYTEST_[A-Z_]+|junit|\bTestReport\b|\bhookimpl\b|\btrajforge\b"
+    r"|\bpytest_(?:runtest|collect|sessionfinish|report|terminal|configure|pyfunc|make)\w*"
+    r"|\bos\._exit\b|\bprocess\.(?:exit|reallyExit|abort)\b"
+    r"|(?m:^(?:sys\.exit|exit|quit)\s*\(|^raise\s+SystemExit\b)",
+    re.IGNORECASE,
+)
+"""What a file has no reason to say unless it tampers with the check: the runner's internals,
+its environment and report, or ending the process as the module loads (at top level: an exit
+under ``if __name__ == "__main__":`` is indented)."""
+CONFIG_KEYS = re.compile(
+    r"(?m)^\s*(?:addopts|python_files|python_classes|python_functions|testpaths|norecursedirs"
+    r"|required_plugins)\s*[=:]|^\s*(?:harness|test)\s*=\s*false\b|(?<![\w-])-p\s+[\w:.-]+"
+    r"|--deselect|--ignore\b"
+)
+"""Settings that change which tests run or how (pytest ``addopts``, Cargo ``test = false``)."""
+KEYED_CONFIG = frozenset(
+    {"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "Cargo.toml"}
+)
+"""The configuration files :data:`CONFIG_KEYS` is read in."""
+NODE_TEST_KEYS = ("pretest", "test", "posttest")
+CACHE_PARTS = frozenset(
+    {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".git"}
+)
+"""What running the code leaves behind (pytest's rewritten ``.pyc`` files name ``_pytest``):
+never the solution's; the check makes its own, the task's environment supplies packages."""
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """The file sets of a task the check's files come from."""
+
+    start: Mapping[str, str]
+    """The starting workspace."""
+    oracle: Mapping[str, str]
+    """The oracle's files (empty for a task without one)."""
+    hidden: Mapping[str, str]
+    """The hidden tests laid over every run."""
+    command: str
+    """The check command (scripts it names are the check's own)."""
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A solution laid over its task, as its check may run it."""
+
+    files: dict[str, str]
+    """The workspace the check runs on."""
+    set_aside: tuple[str, ...]
+    """Solution files that are tests or start-up files and differ from the task's: the task's
+    version ran (or none, where the task has none)."""
+    tampering: tuple[str, ...]
+    """``path: what it says`` for each solution file that newly reaches into the runner: the
+    check must not run."""
+
+
+def runner_kind(path: str, command: str) -> RunnerKind:
+    """What ``path`` is to the check."""
+    parts = PurePosixPath(path).parts or (path,)
+    name = parts[-1]
+    if is_test_file(path):
+        return "test"
+    top = name if len(parts) == 1 else parts[0]
+    if name in STARTUP_NAMES or name.endswith(".pth") or top in STARTUP_PACKAGES:
+        return "startup"
+    if name in SCRIPT_NAMES or path in _command_files(command):
+        return "script"
+    if name in CONFIG_NAMES or name.startswith(CONFIG_STEMS):
+        return "config"
+    return "source"
+
+
+def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
+    """``solution`` over the task's start, with the task's tests and start-up files on top."""
+    owned = {**task.start, **task.oracle, **task.hidden}
+    files = dict(task.start)
+    set_aside, tampering = [], []
+    for path, text in sorted(solution.items()):
+        if _cache(path):
+            continue
+        kind = "test" if path in task.hidden else runner_kind(path, task.command)
+        if kind in ("test", "startup"):
+            if owned.get(path) != text:
+                set_aside.append(path)
+            continue
+        files[path] = text
+        before = [t for t in (task.start.get(path), task.oracle.get(path)) if t is not None]
+        if text not in before and (problem := _tampers(kind, path, text, before)):
+            tampering.append(f"{path}: {problem}")
+    for path, text in owned.items():
+        if path in task.hidden or runner_kind(path, task.command) in ("test", "startup"):
+            files[path] = text
+    return Screened(files, tuple(set_aside), tuple(tampering))
+
+
+def _tampers(kind: RunnerKind, path: str, text: str, before: list[str]) -> str | None:
+    """What a changed file newly says that reaches into the check (None: nothing)."""
+    if kind == "script":
+        return "the check's own script changed"
+    name = PurePosixPath(path).name
+    keyed = kind == "config" and name in KEYED_CONFIG
+    said = _found(REACHES, text) | (_found(CONFIG_KEYS, text) if keyed else set())
+    for old in before:
+        said -= _found(REACHES, old) | _found(CONFIG_KEYS, old)
+    if name == "package.json" and _node_tests(text) not in [
+        _node_tests(old) for old in before or ["{}"]
+    ]:
+        said.add('the "test" scripts')
+    return ", ".join(sorted(said)) or None
+
+
+def _cache(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    return path.endswith((".pyc", ".pyo")) or any(part in CACHE_PARTS for part in parts)
+
+
+def _found(pattern: re.Pattern[str], text: str) -> set[str]:
+    return {" ".join(m.group(0).split()).lower() for m in pattern.finditer(text)}
+
+
+def _node_tests(text: str) -> tuple[object, ...]:
+    """The test scripts of a ``package.json`` (unreadable: the text itself)."""
+    try:
+        scripts = orjson.loads(text).get("scripts") or {}
+    except (orjson.JSONDecodeError, AttributeError):
+        return (text,)
+    return tuple(scripts.get(k) for k in NODE_TEST_KEYS) if isinstance(scripts, dict) else (text,)
+
+
+def _command_files(command: str) -> set[str]:
+    """Workspace paths the check command names (``bash run_tests.sh``, ``./test.sh``)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return {w.removeprefix("./") for w in words if ("." in w or "/" in w) and not w.startswith("-")}
