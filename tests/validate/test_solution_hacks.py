@@ -92,6 +92,8 @@ def test_correct_repairs_written_unlike_the_oracle_pass(
         ("pytest shadow", {"pytest.py": "import sys\nsys.exit(0)\n"}, "set aside"),
         ("sitecustomize", {"sitecustomize.py": "import os\nos._exit(0)\n"}, "set aside"),
         ("exit at import", {"calc.py": STUB + "import os\nos._exit(0)\n"}, "os._exit"),
+        # not screened (indented), but the run passes no test, so fail-to-pass scores 0
+        ("exit in a call", {"calc.py": "import os\ndef _end():\n    os._exit(0)\n_end()\n"}, None),
         ("report patch", {"calc.py": STUB + PATCHER}, "_pytest"),
         ("junit rewrite", {"calc.py": STUB + "open('/tmp/trajforge-junit.xml', 'w')\n"},
          "junit"),

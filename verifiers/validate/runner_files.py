@@ -54,13 +54,13 @@ SCRIPT_NAMES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 REACHES = re.compile(
     r"\b_pytest\b|\bPYTEST_[A-Z_]+|junit|\bTestReport\b|\bhookimpl\b|\btrajforge\b"
     r"|\bpytest_(?:runtest|collect|sessionfinish|report|terminal|configure|pyfunc|make)\w*"
-    r"|\bos\._exit\b|\bprocess\.(?:exit|reallyExit|abort)\b"
-    r"|(?m:^(?:sys\.exit|exit|quit)\s*\(|^raise\s+SystemExit\b)",
+    r"|(?m:^(?:os\._exit|sys\.exit|exit|quit|process\.(?:exit|reallyExit|abort))\s*\("
+    r"|^raise\s+SystemExit\b)",
     re.IGNORECASE,
 )
 """What a file has no reason to say unless it tampers with the check: the runner's internals,
-its environment and report, or ending the process as the module loads (at top level: an exit
-under ``if __name__ == "__main__":`` is indented)."""
+its environment and report, or ending the process as the module loads (an exit at top level;
+one in a function or under ``if __name__ == "__main__":`` is indented, as a CLI's is)."""
 CONFIG_KEYS = re.compile(
     r"(?m)^\s*(?:addopts|python_files|python_classes|python_functions|testpaths|norecursedirs"
     r"|required_plugins)\s*[=:]|^\s*(?:harness|test)\s*=\s*false\b|(?<![\w-])-p\s+[\w:.-]+"
