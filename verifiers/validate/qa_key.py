@@ -207,7 +207,7 @@ def judge_keyed(
     )
     evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
     reasons = [
-        f"{GUESSABLE}: {cell.given!r} passes, yes or no with the workspace's most frequent names"
+        f"{GUESSABLE}: {cell.given!r} passes, a list of the workspace's most frequent names"
         for name, cell in controls.items()
         if name.startswith("guess") and not cell.ok
     ][:1]
