@@ -129,7 +129,7 @@ def test_what_each_file_is_to_the_check() -> None:
             "test_calc.py", "tests/helpers.py", "src/app.test.ts", "conftest.py",
             "pyproject.toml", "package.json", "jest.config.cjs", "Makefile",
             "scripts/run_tests.sh", "sitecustomize.py", "zz.pth", "_pytest/reports.py",
-            "pytest.py", "calc.py", "src/py/util.py",
+            "pytest.py", "calc.py", "src/py/util.py", "py/bindings.py", "pluggy/hooks.py",
         )
     }  # fmt: skip
     assert kinds == {
@@ -138,6 +138,7 @@ def test_what_each_file_is_to_the_check() -> None:
         "jest.config.cjs": "config", "Makefile": "script", "scripts/run_tests.sh": "script",
         "sitecustomize.py": "startup", "zz.pth": "startup", "_pytest/reports.py": "startup",
         "pytest.py": "startup", "calc.py": "source", "src/py/util.py": "source",
+        "py/bindings.py": "source", "pluggy/hooks.py": "startup",
     }  # fmt: skip
 
 

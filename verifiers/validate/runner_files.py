@@ -35,11 +35,12 @@ import orjson
 from trajforge.reconstruct.families import is_test_file
 
 RunnerKind = Literal["test", "startup", "config", "script", "source"]
-STARTUP_PACKAGES = frozenset({"pytest", "_pytest", "pluggy", "py"})
+STARTUP_PACKAGES = frozenset({"pytest", "_pytest", "pluggy"})
 """Top-level modules that shadow the runner's own (``python -m`` puts the workspace first on
-``sys.path``): ``pytest.py`` or ``pytest/...`` at the root."""
+``sys.path``): ``pytest.py`` or ``pytest/...`` at the root. (``py.py`` too, pytest's shim of
+the old ``py`` library; a ``py/`` folder is a common home for a project's Python code.)"""
 STARTUP_NAMES = frozenset(
-    {"sitecustomize.py", "usercustomize.py", *(f"{name}.py" for name in STARTUP_PACKAGES)}
+    {"sitecustomize.py", "usercustomize.py", "py.py", *(f"{n}.py" for n in STARTUP_PACKAGES)}
 )
 CONFIG_NAMES = frozenset(
     {
