@@ -117,7 +117,7 @@ def _recorder(
 
     def record(m: re.Match[str]) -> str:
         found.append((m.start(), kind, m.group(0).strip()))
-        return " " * len(m.group(0))
+        return _blank(m)
 
     return record
 

@@ -23,6 +23,7 @@ boundary (``verify``, training, eval):
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Mapping
@@ -181,10 +182,13 @@ def _node_tests(text: str) -> tuple[object, ...]:
     return tuple(scripts.get(k) for k in NODE_TEST_KEYS) if isinstance(scripts, dict) else (text,)
 
 
-def _command_files(command: str) -> set[str]:
-    """Workspace paths the check command names (``bash run_tests.sh``, ``./test.sh``)."""
+@functools.lru_cache(maxsize=64)
+def _command_files(command: str) -> frozenset[str]:
+    """Workspace paths the check command names (``bash run_tests.sh``, ``./test.sh``): split
+    once per command, not once per file :func:`runner_kind` is asked about."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return {w.removeprefix("./") for w in words if ("." in w or "/" in w) and not w.startswith("-")}
+    named = (w.removeprefix("./") for w in words if "." in w or "/" in w)
+    return frozenset(w for w in named if not w.startswith("-"))
