@@ -2,7 +2,9 @@
 
 Node: every folder with a ``package.json`` and a lockfile (and the top folder's package.json
 without one) → ``npm ci`` / ``pnpm install --frozen-lockfile`` / ``yarn install --immutable``
-(pnpm and yarn through corepack, at the version ``packageManager`` pins). Python: the top
+(pnpm and yarn through corepack, at the version ``packageManager`` pins); an npm TypeScript
+package with no test runner of its own also gets the pinned ``tsx`` loader, which its hidden
+tests run under (``node --import tsx --test``). Python: the top
 folder's pyproject.toml / setup.cfg / requirement files, plus what the session installed with
 ``pip install NAME`` → those packages installed for the sandbox's Python. Rust and Go
 manifests are recipes too (their registries decide whether they can be built). Programs the
@@ -22,6 +24,7 @@ import sys
 from collections.abc import Iterable, Mapping
 
 from trajforge.reconstruct import pymanifest
+from trajforge.reconstruct.node_project import TSX, needs_tsx
 from trajforge.reconstruct.shell import programs
 from trajforge.records import Environment, EnvironmentRecipe, canonical_json, sha256_hex
 
@@ -125,6 +128,9 @@ def _node_recipe(
     lock_text = files.get(locks[0], "") if locks else ""
     if version is None:
         version = _default_version(manager, lock_text)
+    install = [_node_install(manager, version, bool(locks))]
+    if manager == "npm" and needs_tsx(files, root):  # hidden tests: node --import tsx --test
+        install.append(f"npm install --no-save --no-package-lock --ignore-scripts --no-audit {TSX}")
     return EnvironmentRecipe(
         ecosystem="node",
         manager=manager,  # type: ignore[arg-type]
@@ -132,7 +138,7 @@ def _node_recipe(
         root=root,
         manifest=manifest,
         lockfiles=tuple(locks),
-        install=(_node_install(manager, version, bool(locks)),),
+        install=tuple(install),
         toolchain=("node", manager if manager == "npm" else "corepack"),
     )
 

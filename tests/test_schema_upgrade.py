@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from trajforge.records import TASK_SCHEMA, Task, dump_record
+from trajforge.records import TASK_SCHEMA, Reason, Task, Validation, dump_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
 from trajforge.verifiers.validate.verify import verify_answer, verify_files
@@ -38,11 +38,13 @@ def test_every_schema1_task_loads_with_its_verdict(folder: Path) -> None:
     raw = _raw(folder)
     assert raw["schema_version"] == 1
     task = load_task(folder)
-    assert task.schema_version == TASK_SCHEMA == 2
+    assert task.schema_version == TASK_SCHEMA == 3
     assert task.validation.status == raw["validation"]["status"] == "accepted"
     assert task.validation.reasons == tuple(raw["validation"]["reasons"])
+    # reason texts of an accepted task become findings that prove it
+    assert set(task.validation.codes) == {Reason.PROVEN}
     assert task.validation.evidence.cache_key == raw["validation"]["evidence"].get("cache_key", "")
-    again = Task.model_validate_json(dump_record(task))  # written back: schema 2, same record
+    again = Task.model_validate_json(dump_record(task))  # written back: schema 3, same record
     assert again == task
 
 
@@ -114,3 +116,31 @@ def test_schema1_tasks_still_score(tmp_path: Path) -> None:
         answered = load_task(_folder(prefix))
         assert verify_answer(answered, answered.answer or "").reward == 1.0, prefix
         assert verify_answer(answered, "").reward == 0.0, prefix
+
+
+def test_schema2_reason_texts_become_closed_findings() -> None:
+    """A validation written as text (schema 2) loads with each text's closed reason; its
+    words are kept as the detail."""
+    texts = [
+        "oracle fails: `npm run check` exits 1",
+        "stub passes test_a, test_b",
+        "starting workspace: verdict unknown (killed by the timeout limit)",
+        "mutant kill rate 0.50 (1/2 killed; 0 unknown; CI 0.09–0.91) < 0.80",
+        "workspace_incomplete: 2 files the session touched could not be recovered",
+        "teacher: no Python source created or changed by the episode",
+        "answer key is guessable: 'Yes. vLLM' passes",
+    ]
+    v = Validation.model_validate({"status": "rejected", "reasons": texts})
+    assert v.reasons == tuple(texts)
+    assert [f.reason for f in v.findings] == [
+        Reason.ORACLE_FAILS,
+        Reason.CONTROL_PASSES,
+        Reason.VERDICT_UNKNOWN,
+        Reason.WEAK_MUTANT_KILL,
+        Reason.WORKSPACE_INCOMPLETE,
+        Reason.TEACHER_FAILED,
+        Reason.KEY_GUESSABLE,
+    ]
+    assert "reasons" not in v.model_dump() and v.model_dump()["findings"][0]["reason"] == (
+        "oracle_fails"
+    )

@@ -428,3 +428,43 @@ class Teacher(Protocol):
         """An accepted task's instruction (None: the offline one is used); may raise
         TrajforgeError, which also falls back to the offline one."""
         ...
+
+
+@runtime_checkable
+class Language(Protocol):
+    """One programming language's side of every verifier mechanism: which changed files are
+    its source and tests, the oracle's interface contract, the stub and the mutants (through
+    :mod:`trajforge.oracles`), the command that runs its hidden tests, and what the teacher is
+    told and must answer. Adding a language is a new module in ``LANGUAGES``, not a branch."""
+
+    name: str
+    """Registry name (``python``, ``typescript``)."""
+    fence: str
+    """Markdown fence tag of its code in prompts and answers (``python``, ``ts``)."""
+    extensions: tuple[str, ...]
+    """Source file suffixes it owns."""
+
+    def is_source(self, path: str) -> bool:
+        """``path`` is source of this language and not a test."""
+        ...
+
+    def contract(self, path: str, text: str) -> list[str]:
+        """The public interface of one source file, as lines of this language (empty: none)."""
+        ...
+
+    def stub(self, path: str, text: str) -> str | None:
+        """The file with every body replaced by a throw / raise (None: nothing to stub)."""
+        ...
+
+    def hidden_test_path(self, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        """Where the teacher's test file goes so that the project's runner finds it."""
+        ...
+
+    def accepts_test_path(self, path: str) -> bool:
+        """A teacher's answer may write a test file at ``path``."""
+        ...
+
+    def test_command(self, tests: Sequence[str], files: Mapping[str, str]) -> str:
+        """The command (from the workspace root) that runs ``tests`` with the project's runner
+        (``files``: the workspace, path → text, to find its manifest)."""
+        ...

@@ -32,6 +32,13 @@ HARNESSES: dict[str, str] = {
     "hermes": "trajforge.train.harnesses.hermes:HermesHarness",
 }
 
+LANGUAGES: dict[str, str] = {
+    "python": "trajforge.verifiers.languages.python:Python",
+    "typescript": "trajforge.verifiers.languages.typescript:TypeScript",
+}
+"""Languages whose changed source the verifiers test (hidden tests, stubs, mutants, runner);
+TypeScript covers JavaScript too."""
+
 TEACHERS: dict[str, str] = {
     "mined": "trajforge.verifiers.teacher.teachers:MinedTeacher",
     "openai": "trajforge.verifiers.teacher.loop:OpenAITeacher",

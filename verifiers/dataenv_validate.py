@@ -32,7 +32,18 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox, SandboxSession
-from trajforge.records import ControlCell, Evidence, Expect, Family, Status, Task, Validation
+from trajforge.records import (
+    ControlCell,
+    Evidence,
+    Expect,
+    Family,
+    Finding,
+    Reason,
+    Status,
+    Task,
+    Validation,
+    finding,
+)
 from trajforge.taskdir import is_task_dir
 from trajforge.verifiers.answer import check_answer, perturbed_answers
 from trajforge.verifiers.dataenv_runner import RUNNER
@@ -193,12 +204,13 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], seed: int) -> Validation:
     answer = task.answer or ""
     oracle = ran.get("query.py")
     if oracle is None:
-        return Validation(status=Status.ERROR, reasons=("the oracle query produced no result",))
+        text = "the oracle query produced no result"
+        return Validation(status=Status.ERROR, findings=(finding(Reason.INTERNAL_ERROR, text),))
     evidence = _evidence(ran)
     if oracle.get("error"):
         return Validation(
             status=Status.REJECTED,
-            reasons=(f"oracle query failed: {oracle['error']}",),
+            findings=(finding(Reason.ORACLE_FAILS, f"oracle query failed: {oracle['error']}"),),
             evidence=evidence,
         )
     check = check_answer(answer, str(oracle.get("stdout", "")))
@@ -212,47 +224,50 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], seed: int) -> Validation:
     evidence = evidence.model_copy(update={"paraphrases_accepted": accepted})
     rejected = _misjudged(controls)
     if not any(n.startswith("query:") for n in controls):
-        rejected.append("no perturbed-query control (oracle/perturbed_*.py)")
+        text = "no perturbed-query control (oracle/perturbed_*.py)"
+        rejected.append(finding(Reason.NO_VERIFIER, text))
     if rejected:
         return Validation(
-            status=Status.REJECTED, reasons=tuple(rejected), controls=controls, evidence=evidence
+            status=Status.REJECTED, findings=tuple(rejected), controls=controls, evidence=evidence
         )
     said = sum(1 for n in controls if n.startswith("paraphrase:"))
     near = sum(1 for n in controls if n.startswith("perturbed:"))
     queries = sum(1 for n in controls if n.startswith("query:"))
-    reasons = (
+    texts = (
         f"oracle query reproduces the answer: {check.reason}",
         f"{said} paraphrases of the answer accepted",
         "empty answer rejected",
         f"{near} near-miss answers rejected",
         f"{queries} perturbed queries give rejected answers",
     )
-    return Validation(status=Status.ACCEPTED, reasons=reasons, controls=controls, evidence=evidence)
+    proven = tuple(finding(Reason.PROVEN, t) for t in texts)
+    return Validation(status=Status.ACCEPTED, findings=proven, controls=controls, evidence=evidence)
 
 
 def _cell(answer: str, given: str, expect: Expect) -> ControlCell:
     return answer_cell(check_answer(answer, given), expect)
 
 
-def _misjudged(controls: dict[str, ControlCell]) -> list[str]:
+def _misjudged(controls: dict[str, ControlCell]) -> list[Finding]:
     """Why each control the checker got wrong is wrong, in the data family's words."""
-    reasons = []
-    for name, cell in controls.items():
-        if cell.ok:
-            continue
-        if name == "oracle":
-            reasons.append(f"oracle output does not reproduce the answer: {cell.reason}")
-        elif name == "empty":
-            reasons.append("the checker accepts an empty answer")
-        elif name.startswith("paraphrase:"):
-            reasons.append(f"the checker rejects the paraphrase {cell.given!r}")
-        elif name.startswith("perturbed:"):
-            reasons.append(f"the checker accepts the near miss {cell.given!r}")
-        elif cell.result == "unknown":
-            reasons.append(f"perturbed query {name[6:]} failed: {cell.reason}")
-        else:
-            reasons.append(f"perturbed query {name[6:]} gives an accepted answer: {cell.reason}")
-    return reasons
+    return [_misjudged_one(n, c) for n, c in controls.items() if not c.ok]
+
+
+def _misjudged_one(name: str, cell: ControlCell) -> Finding:
+    if name == "oracle":
+        text = f"oracle output does not reproduce the answer: {cell.reason}"
+        return finding(Reason.ORACLE_FAILS, text)
+    if name == "empty":
+        text = "the checker accepts an empty answer"
+    elif name.startswith("paraphrase:"):
+        text = f"the checker rejects the paraphrase {cell.given!r}"
+    elif name.startswith("perturbed:"):
+        text = f"the checker accepts the near miss {cell.given!r}"
+    elif cell.result == "unknown":
+        return finding(Reason.VERDICT_UNKNOWN, f"perturbed query {name[6:]} failed: {cell.reason}")
+    else:
+        text = f"perturbed query {name[6:]} gives an accepted answer: {cell.reason}"
+    return finding(Reason.ANSWER_MISJUDGED, text)
 
 
 def paraphrases(answer: str) -> list[str]:

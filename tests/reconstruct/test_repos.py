@@ -269,7 +269,7 @@ def test_real_dumps_without_their_repositories_say_so(tmp_path: Path) -> None:
     assert len(changed) >= 5  # the real dumps do hold edits of existing files
     for task in changed:
         reason = repo_reason(task)
-        assert reason is not None and reason.startswith("repo_not_found: "), (task.id, reason)
+        assert reason is not None and reason.reason == "repo_not_found", (task.id, reason)
         assert task.source.repo is not None and task.source.repo.commit is None
     builds = [t for t in tasks if t.family == "build"]
     assert builds and all(Path(t.source.path).parent.name == "apanloco__random" for t in builds)

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from trajforge.verifiers.teacher.prompts import contract, parse_answer
+from trajforge.verifiers.languages import language_named
+from trajforge.verifiers.languages.python import contract
+from trajforge.verifiers.teacher.prompts import parse_answer
+
+PY = language_named("python")
+TS = language_named("typescript")
 
 SOURCE = '''
 def mean(xs: list[float]) -> float:
@@ -43,13 +48,28 @@ def test_parse_answer_takes_test_files_and_names_bad_blocks() -> None:
         "```python file=../test_escape.py\nx\n```\n"
         "```python file=stats.py\ny\n```\n"
     )
-    files, problems = parse_answer(text)
+    files, problems = parse_answer(text, PY)
     assert files == {"tests/test_a.py": "assert 1\n"}
     assert problems == [
         "file=../test_escape.py: the path must stay inside the repository",
         "file=stats.py: only pytest files named test_*.py are accepted",
     ]
-    assert parse_answer("no code here") == (
+    assert parse_answer("no code here", PY) == (
         {},
         ["no ```python file=PATH block found in the answer"],
     )
+
+
+def test_parse_answer_in_typescript_takes_runner_test_files() -> None:
+    text = (
+        "```ts file=packages/x/test/sum.hidden.test.ts\nimport { sum } from '../src/sum';\n```\n"
+        "```ts file=packages/x/src/sum.ts\nexport const sum = 0;\n```\n"
+        "```ts file=node_modules/a/b.test.ts\nx\n```\n"
+    )
+    files, problems = parse_answer(text, TS)
+    assert list(files) == ["packages/x/test/sum.hidden.test.ts"]
+    assert len(problems) == 2 and all("only test files named" in p for p in problems)
+    assert parse_answer("```python file=test_a.py\nx\n```", TS)[1] == [
+        "file=test_a.py: only test files named *.test.ts / *.spec.ts (or .js, .tsx, .mjs) are "
+        "accepted"
+    ]

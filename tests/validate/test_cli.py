@@ -14,6 +14,7 @@ import pytest
 
 from tests.validate.conftest import CORPUS, local_context, one_per_harness, pick, tasks_of
 from trajforge.reconstruct import pipeline
+from trajforge.records import Reason
 from trajforge.verifiers.validate import run
 
 
@@ -140,8 +141,10 @@ def test_pi_mono_tasks_rejected_for_missing_files(tmp_path: Path) -> None:
             )
             assert len(v.controls["oracle"].runs) == 1, "a hopeless oracle runs once"
             assert not v.mutants and "stub" not in v.controls
-        elif task.verifier.kind == "none":
+        elif task.verifier.kind == "none" and not task.files.missing:
             assert v.reasons == ("no verifier: no passing check was recorded in the episode",)
+        elif task.family != "qa":  # a missing workspace is told first: no verifier could run
+            assert v.codes == (Reason.WORKSPACE_INCOMPLETE,), v.reasons
         else:
             assert any("could not be recovered" in r for r in v.reasons), v.reasons
 

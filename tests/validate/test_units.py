@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from trajforge.errors import UsageError
+from trajforge.records import Reason, finding
 from trajforge.verifiers.validate.batch import parse_pytest
 from trajforge.verifiers.validate.config import load_config
 from trajforge.verifiers.validate.hidden import weakening
@@ -64,7 +65,8 @@ def test_flaky_test_is_dropped_and_task_rejudged() -> None:
     ]
     reasons, dropped, ok = judge_oracle(runs, missing=0)
     assert ok and dropped == ["b"]
-    assert reasons[0].startswith("dropped flaky test b")
+    assert reasons[0].detail.startswith("dropped flaky test b")
+    assert {f.reason for f in reasons} == {Reason.PROVEN}
     # a control failing only the dropped test is not rejected by the verifier
     assert not _run("fail", a="passed", b="failed").rejects(dropped)
 
@@ -73,10 +75,13 @@ def test_oracle_failure_reasons() -> None:
     fails = [_run("fail", a="failed")] * 3
     reasons, _, ok = judge_oracle(fails, missing=44)
     assert not ok and reasons == [
-        "oracle fails: a fail(s); 44 files the session touched could not be recovered"
+        finding(
+            Reason.ORACLE_FAILS,
+            "oracle fails: a fail(s); 44 files the session touched could not be recovered",
+        )
     ]
     whole = [_run("pass"), _run("error"), _run("pass")]
-    assert judge_oracle(whole, 0)[0] == ["oracle flaked 1/3"]
+    assert judge_oracle(whole, 0)[0] == [finding(Reason.ORACLE_FLAKY, "oracle flaked 1/3")]
 
 
 def test_mutant_cells_never_count_unknown_as_kill() -> None:

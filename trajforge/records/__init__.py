@@ -96,6 +96,7 @@ if TYPE_CHECKING:
         EnvironmentEvidence,
         Evidence,
         FailToPass,
+        Finding,
         Forbidden,
         InstructionBrief,
         InstructionEvidence,
@@ -109,6 +110,7 @@ if TYPE_CHECKING:
         VerifyResult,
         VerifyTest,
         WrittenInstruction,
+        finding,
     )
 
 _WHERE: dict[str, str] = {
@@ -206,6 +208,7 @@ _WHERE: dict[str, str] = {
             "EnvironmentEvidence",
             "Evidence",
             "FailToPass",
+            "Finding",
             "Forbidden",
             "InstructionBrief",
             "InstructionEvidence",
@@ -219,6 +222,7 @@ _WHERE: dict[str, str] = {
             "VerifyResult",
             "VerifyTest",
             "WrittenInstruction",
+            "finding",
         ),
         "validation",
     ),
@@ -270,6 +274,7 @@ __all__ = [
     "FailToPass",
     "Family",
     "FileReport",
+    "Finding",
     "Forbidden",
     "GitInfo",
     "GuardBlock",
@@ -317,6 +322,7 @@ __all__ = [
     "WrittenInstruction",
     "canonical_json",
     "dump_record",
+    "finding",
     "load_record",
     "sha256_hex",
 ]

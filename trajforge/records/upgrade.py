@@ -1,4 +1,8 @@
-"""Load task.json files written before the typed validation (schema 1) in today's shape.
+"""Load task.json files written before today's schema in today's shape.
+
+Schema 3 stores findings (a closed reason and a detail each) where schema 1 and 2 stored reason
+text: :func:`legacy_findings` tells each old text's reason from its opening words, the one place
+in trajforge where a reason is read back from text, and only for folders written before it.
 
 Schema 1 stored ``validation.controls`` and ``.evidence`` as free dicts. The upgrade keeps the
 status and reasons, turns every control it recognises into a :class:`ControlCell` (mutants into
@@ -13,22 +17,64 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from trajforge.records.base import Reason
 from trajforge.records.controls import ControlCell, MutantRow
-from trajforge.records.validation import Evidence
 
 log = logging.getLogger(__name__)
-TASK_SCHEMA = 2
-"""Schema of task.json: 2 has typed controls and evidence."""
+TASK_SCHEMA = 3
+"""Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons."""
+_LEGACY: tuple[tuple[str, Reason], ...] = (
+    ("no verifier", Reason.NO_VERIFIER),
+    ("weakened test", Reason.WEAKENED_TEST),
+    ("oracle fails", Reason.ORACLE_FAILS),
+    ("oracle query failed", Reason.ORACLE_FAILS),
+    ("oracle flaked", Reason.ORACLE_FLAKY),
+    ("mutant kill rate", Reason.WEAK_MUTANT_KILL),
+    ("kill rate not measured", Reason.WEAK_MUTANT_KILL),
+    ("teacher", Reason.TEACHER_FAILED),
+    ("answer not reproduced", Reason.ANSWER_NOT_REPRODUCED),
+    ("answer key is guessable", Reason.KEY_GUESSABLE),
+    ("answer checker", Reason.ANSWER_MISJUDGED),
+    ("the checker", Reason.ANSWER_MISJUDGED),
+    ("sandbox", Reason.SANDBOX_ERROR),
+    ("workspace incomplete", Reason.WORKSPACE_INCOMPLETE),
+)
+
+
+def legacy_reason(text: str, status: object) -> Reason:
+    """The closed reason of a reason written as text before schema 3."""
+    head = text.split(":", 1)[0].strip()
+    if head in Reason.__members__.values():
+        return Reason(head)
+    if status == "accepted":
+        return Reason.PROVEN
+    for prefix, reason in _LEGACY:
+        if text.startswith(prefix):
+            return reason
+    if " passes " in text or "verdict unknown" in text:
+        return Reason.VERDICT_UNKNOWN if "verdict unknown" in text else Reason.CONTROL_PASSES
+    return Reason.INTERNAL_ERROR if status == "error" else Reason.NO_VERIFIER
+
+
+def legacy_findings(reasons: Any, status: object) -> list[dict[str, str]]:
+    """Findings (as mappings) for the reason texts of a record written before schema 3."""
+    if not isinstance(reasons, (list, tuple)):
+        return []
+    texts = [str(r) for r in reasons]
+    return [{"reason": legacy_reason(t, status).value, "detail": t} for t in texts]
+
+
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 
 def upgrade_task(data: Any) -> Any:
-    """A schema-1 task.json mapping in the schema-2 shape (other values pass through)."""
+    """An older task.json mapping in today's shape (other values pass through): schema 1's free
+    controls and evidence typed; reason texts become findings when the record loads."""
     if not isinstance(data, dict) or data.get("schema_version", TASK_SCHEMA) >= TASK_SCHEMA:
         return data  # every task.json states its schema: one without is built in code
     upgraded = {**data, "schema_version": TASK_SCHEMA}
     validation = data.get("validation")
-    if isinstance(validation, dict):
+    if isinstance(validation, dict) and data.get("schema_version", 1) < 2:
         upgraded["validation"] = _validation(validation)
     return upgraded
 
@@ -109,6 +155,8 @@ def _mutant(item: Any) -> dict[str, Any] | None:
 
 
 def _evidence(raw: dict[str, Any]) -> dict[str, Any]:
+    from trajforge.records.validation import Evidence
+
     kept: dict[str, Any] = {}
     for name, field in Evidence.model_fields.items():
         if name not in raw:

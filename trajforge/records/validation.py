@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
-from trajforge.records.base import FROZEN
+from trajforge.records.base import FROZEN, Reason
 from trajforge.records.controls import (
     ControlCell,
     DerivedTests,
@@ -18,6 +18,33 @@ from trajforge.records.controls import (
     TestOutcome,
     TestSets,
 )
+
+
+class Finding(BaseModel):
+    """One finding of a validation: a closed :class:`Reason` and what a person reads."""
+
+    model_config = FROZEN
+
+    reason: Reason
+    """Why, as one closed value: reports and the teacher's feedback group by it."""
+    detail: str
+    """The finding in words (what ran, what it showed); never parsed back."""
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+def _findings_from_reasons(data: object) -> object:
+    """A mapping that still says ``reasons`` (text only, as written before findings) in the
+    shape of today's record: each text becomes a finding whose reason is told from its words
+    (:func:`~trajforge.records.upgrade.legacy_reason`), the one place text is read back."""
+    if not isinstance(data, dict) or "reasons" not in data:
+        return data
+    from trajforge.records.upgrade import legacy_findings
+
+    rest = {k: v for k, v in data.items() if k != "reasons"}
+    rest.setdefault("findings", legacy_findings(data["reasons"], data.get("status")))
+    return rest
 
 
 class ShellReplay(BaseModel):
@@ -123,12 +150,22 @@ class TeacherRound(BaseModel):
     """Tokens and cost of the call."""
     status: Status
     """The validation of the tests it wrote (rejected when they could not be used)."""
-    reasons: tuple[str, ...] = ()
-    """That validation's reasons."""
+    findings: tuple[Finding, ...] = ()
+    """That validation's findings."""
     survivors: tuple[str, ...] = ()
     """Controls its tests let through, in the words the feedback used."""
     tests: tuple[str, ...] = ()
     """Test files it wrote."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: object) -> object:
+        return _findings_from_reasons(data)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The findings in words."""
+        return tuple(f.detail for f in self.findings)
 
 
 class TeacherLoop(BaseModel):
@@ -223,8 +260,8 @@ class Validation(BaseModel):
 
     status: Status = Status.PENDING
     """pending until ``trajforge validate`` has run."""
-    reasons: tuple[str, ...] = ()
-    """Why it was accepted or rejected, precisely."""
+    findings: tuple[Finding, ...] = ()
+    """Why it was accepted or rejected, precisely: each a closed reason and its detail."""
     controls: dict[str, ControlCell] = Field(default_factory=dict)
     """Every control by name: oracle, empty, start, prefix, stub, probe:N (code);
     oracle, empty, paraphrase:*, perturbed:*, probe:N, query:NAME (answers)."""
@@ -233,10 +270,30 @@ class Validation(BaseModel):
     evidence: Evidence = Field(default_factory=Evidence)
     """Hashes, settings, backend, timings and what each family's controls rest on."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy(cls, data: object) -> object:
+        return _findings_from_reasons(data)
+
     @property
     def accepted(self) -> bool:
         """The task passed validation."""
         return self.status == Status.ACCEPTED
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The findings in words, in order (for people; code reads :attr:`findings`)."""
+        return tuple(f.detail for f in self.findings)
+
+    @property
+    def codes(self) -> tuple[Reason, ...]:
+        """The findings' closed reasons, in order, each once."""
+        return tuple(dict.fromkeys(f.reason for f in self.findings))
+
+
+def finding(reason: Reason, detail: str) -> Finding:
+    """One finding."""
+    return Finding(reason=reason, detail=detail)
 
 
 class FailToPass(BaseModel):

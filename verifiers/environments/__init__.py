@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import ANSWER_FAMILIES, Environment, EnvironmentEvidence, Reason, Task
+from trajforge.records import (
+    ANSWER_FAMILIES,
+    Environment,
+    EnvironmentEvidence,
+    Finding,
+    Reason,
+    Task,
+    finding,
+)
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 from trajforge.verifiers.environments.session import EnvSandbox, missing_programs
@@ -40,7 +48,7 @@ class Prepared:
     evidence: EnvironmentEvidence | None = None
 
 
-def repo_reason(task: Task) -> str | None:
+def repo_reason(task: Task) -> Finding | None:
     """Why a coding task cannot stand on its recovered repository, or None.
 
     With ``--repos`` given and no checkout matching, a repair or extend task worked on files
@@ -53,19 +61,21 @@ def repo_reason(task: Task) -> str | None:
     if repo is None or task.family in ANSWER_FAMILIES:
         return None
     if repo.status == "ambiguous":
-        return f"{Reason.COMMIT_AMBIGUOUS}: {repo.detail}"
+        return finding(Reason.COMMIT_AMBIGUOUS, f"{Reason.COMMIT_AMBIGUOUS}: {repo.detail}")
     if repo.status != "not_found":
         return None
     missing = [p for p in task.files.missing if p not in task.files.shell_modified]
     if missing:
-        return (
+        return finding(
+            Reason.REPO_NOT_FOUND,
             f"{Reason.REPO_NOT_FOUND}: {len(missing)} files the session touched could not be "
-            f"recovered (e.g. {missing[0]}): {repo.detail}"
+            f"recovered (e.g. {missing[0]}): {repo.detail}",
         )
     if task.family in ("repair", "extend"):  # it changed a project of which it saw a part
-        return (
+        return finding(
+            Reason.REPO_NOT_FOUND,
             f"{Reason.REPO_NOT_FOUND}: the session changed existing files of a project whose "
-            f"other files are unknown: {repo.detail}"
+            f"other files are unknown: {repo.detail}",
         )
     return None
 

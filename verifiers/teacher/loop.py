@@ -2,7 +2,8 @@
 survived.
 
 Round n writes the teacher's test files into the task's ``tests/`` folder, points the verifier
-at them (``python3 -m pytest -q -p no:cacheprovider FILES``) and runs the existing control
+at them (the command of the task's :class:`~trajforge.protocols.Language`: pytest, or the
+package's own vitest / jest / mocha / ``bun test`` / ``node --test``) and runs the existing control
 matrix (validation's ``prove``, handed in: the teacher never calls the judge by name). A
 rejection the teacher can fix (tests that pass on the stub, the empty or starting workspace,
 surviving mutants, tests that fail on the reference) goes back to it, verbatim, for up to
@@ -16,12 +17,15 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from trajforge.protocols import Prove
+from trajforge.protocols import Language, Prove
 from trajforge.records import (
+    Finding,
     InstructionBrief,
+    Reason,
     Status,
     Task,
     TeacherLoop,
@@ -29,8 +33,11 @@ from trajforge.records import (
     TeacherUsage,
     Validation,
     WrittenInstruction,
+    finding,
 )
+from trajforge.registry import LANGUAGES
 from trajforge.taskdir import HIDDEN_DIR
+from trajforge.verifiers.languages import language_named
 from trajforge.verifiers.teacher.client import (
     Answer,
     Prices,
@@ -40,19 +47,29 @@ from trajforge.verifiers.teacher.client import (
 )
 from trajforge.verifiers.teacher.prompts import (
     INSTRUCTION_SYSTEM,
-    SYSTEM,
+    changed_code,
     changed_sources,
     first_prompt,
     instruction_prompt,
     parse_answer,
     parse_instruction,
+    system,
+    task_language,
 )
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.files import read_tree, write_tree
 
 log = logging.getLogger(__name__)
-HIDDEN_NAME = "test_hidden.py"
-_FIXABLE = ("passes", "mutant kill rate", "oracle fails", "oracle flaked", "verdict unknown")
+_FIXABLE = frozenset(
+    {
+        Reason.CONTROL_PASSES,
+        Reason.WEAK_MUTANT_KILL,
+        Reason.ORACLE_FAILS,
+        Reason.ORACLE_FLAKY,
+        Reason.VERDICT_UNKNOWN,
+    }
+)
+"""Rejections the teacher can fix with better tests; any other ends the loop."""
 
 
 @dataclass
@@ -82,7 +99,7 @@ class Record:
                 round=len(self.rounds) + 1,
                 usage=self.usage(answer),
                 status=validation.status,
-                reasons=validation.reasons,
+                findings=validation.findings,
                 survivors=tuple(survivors),
                 tests=tuple(tests),
             )
@@ -100,17 +117,30 @@ class Record:
         )
 
 
-def _unsuitable(task: Task, changed: dict[str, str]) -> str | None:
+def _unsuitable(
+    task: Task, workspace: dict[str, str], oracle: dict[str, str]
+) -> tuple[Language | None, Finding | None]:
+    """The task's language, or why the teacher cannot write its tests."""
     if not task.oracle:
-        return "no oracle: nothing to derive an interface contract from"
-    if not changed:
-        return "no Python source created or changed by the episode: nothing for pytest to test"
-    return None
+        text = "teacher: no oracle: nothing to derive an interface contract from"
+        return None, finding(Reason.TEACHER_UNSUITABLE, text)
+    language = task_language(workspace, oracle)
+    if language is None:
+        changed = sorted(changed_code(workspace, oracle))
+        shown = ", ".join(changed[:4]) + (" …" if len(changed) > 4 else "")
+        langs = ", ".join(LANGUAGES)
+        text = f"teacher: no source in a language it tests ({langs}) was changed: {shown}"
+        return None, finding(Reason.UNSUPPORTED_LANGUAGE, text)
+    if not changed_sources(language, workspace, oracle):
+        return None, finding(Reason.TEACHER_UNSUITABLE, "teacher: no source changed")
+    return language, None
 
 
-def _with_tests(task: Task, hidden: dict[str, str]) -> Task:
+def _with_tests(
+    task: Task, hidden: dict[str, str], language: Language, files: Mapping[str, str]
+) -> Task:
     names = tuple(sorted(hidden))
-    command = "python3 -m pytest -q -p no:cacheprovider " + " ".join(names)
+    command = language.test_command(names, files)
     verifier = task.verifier.model_copy(
         update={"kind": "tests", "tests": names, "command": command}
     )
@@ -153,8 +183,8 @@ def feedback(validation: Validation) -> str:
 
 
 def _fixable(validation: Validation) -> bool:
-    return validation.status in ("rejected", "timeout") and any(
-        marker in reason for reason in validation.reasons for marker in _FIXABLE
+    return validation.status in (Status.REJECTED, Status.TIMEOUT) and bool(
+        _FIXABLE.intersection(validation.codes)
     )
 
 
@@ -165,6 +195,10 @@ class _Asking:
     client: TeacherClient
     record: Record
     rounds: int
+    language: Language = field(default_factory=lambda: language_named("python"))
+    """The language of the task's changed source: its tests, runner and answer format."""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """The oracle's files (its manifests tell the runner)."""
 
 
 def teach(task_dir: Path, task: Task, prove: Prove, asking: _Asking) -> tuple[Task, Validation]:
@@ -172,36 +206,38 @@ def teach(task_dir: Path, task: Task, prove: Prove, asking: _Asking) -> tuple[Ta
     record, model = asking.record, asking.client.model
     workspace = read_tree(task_dir / task.workspace)
     oracle = read_tree(task_dir / task.oracle) if task.oracle else {}
-    problem = _unsuitable(task, changed_sources(task, workspace, oracle))
-    if problem:
-        rejected = Validation(status=Status.REJECTED, reasons=(f"teacher: {problem}",))
+    language, problem = _unsuitable(task, workspace, oracle)
+    if problem is not None or language is None:
+        rejected = Validation(status=Status.REJECTED, findings=(problem,) if problem else ())
         return task, _stamp(rejected, record)
-    prompt = first_prompt(task, workspace, oracle, HIDDEN_NAME)
-    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+    prompt = first_prompt(task, workspace, oracle)
+    system_text = system(language)
+    messages = [{"role": "system", "content": system_text}, {"role": "user", "content": prompt}]
     try:
-        return _rounds(task_dir, task, prove, asking, messages)
+        speaking = replace(asking, language=language, files=oracle)
+        return _rounds(task_dir, task, prove, speaking, messages)
     except TeacherError as exc:
-        reason = f"teacher boundary (openai:{model}): {exc}"
-        return task, _stamp(Validation(status=Status.ERROR, reasons=(reason,)), record)
+        failed = finding(Reason.TEACHER_FAILED, f"teacher boundary (openai:{model}): {exc}")
+        return task, _stamp(Validation(status=Status.ERROR, findings=(failed,)), record)
 
 
 def _rounds(
     task_dir: Path, task: Task, prove: Prove, asking: _Asking, messages: list[dict[str, str]]
 ) -> tuple[Task, Validation]:
-    validation = Validation(status=Status.REJECTED, reasons=("teacher: no round ran",))
+    none_ran = finding(Reason.TEACHER_FAILED, "teacher: no round ran")
+    validation = Validation(status=Status.REJECTED, findings=(none_ran,))
     current = task
     for _ in range(asking.rounds):
         answer = asking.client.ask(messages)
-        hidden, problems = parse_answer(answer.text)
+        hidden, problems = parse_answer(answer.text, asking.language)
         if problems or not hidden:
-            validation = Validation(
-                status=Status.REJECTED, reasons=tuple(f"teacher: {p}" for p in problems)
-            )
+            unusable = tuple(finding(Reason.TEACHER_FAILED, f"teacher: {p}") for p in problems)
+            validation = Validation(status=Status.REJECTED, findings=unusable)
             asking.record.add(answer, validation, [], [])
             reply = "\n".join(["Your answer could not be used:", *problems])
         else:
             _install(task_dir, hidden)
-            current = _with_tests(task, hidden)
+            current = _with_tests(task, hidden, asking.language, asking.files)
             validation = prove(current, hidden)
             lost = survivors(validation)
             asking.record.add(answer, validation, lost, sorted(hidden))
@@ -223,10 +259,12 @@ def _stamp(validation: Validation, record: Record) -> Validation:
             "teacher_loop": record.evidence(validation.status),
         }
     )
-    reasons = validation.reasons
-    if record.rounds and validation.status != "error":
-        reasons = (*reasons, f"teacher openai:{record.model}: {len(record.rounds)} round(s)")
-    return validation.model_copy(update={"evidence": evidence, "reasons": reasons})
+    found = validation.findings
+    if record.rounds and validation.status != Status.ERROR:
+        reason = Reason.PROVEN if validation.accepted else Reason.TEACHER_FAILED
+        text = f"teacher openai:{record.model}: {len(record.rounds)} round(s)"
+        found = (*found, finding(reason, text))
+    return validation.model_copy(update={"evidence": evidence, "findings": found})
 
 
 class OpenAITeacher:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import PurePosixPath
 
 import jinja2
 
-from trajforge import pyast
+from trajforge.protocols import Language
 from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.node_project import package_root, runner_of
 from trajforge.records import InstructionBrief, Task
+from trajforge.verifiers.languages import language_named, language_of
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("trajforge.verifiers.teacher", "prompts"),
@@ -24,71 +25,119 @@ INSTRUCTION_SYSTEM = (
     "You write task instructions for coding agents. You state the interface the agent's "
     "work must provide and never reveal anything about the hidden tests."
 )
-SYSTEM = (
-    "You write hidden pytest tests that decide whether a solution to a coding task is "
-    "correct. Answer only with test files in fenced blocks, each opened with "
-    "```python file=PATH (PATH relative to the repository root)."
-)
+STUBS = {
+    "python": "every body replaced by `raise NotImplementedError`",
+    "typescript": 'every function body replaced by `throw new Error("not implemented")`',
+}
+"""What the stub control does, in each language's words (the prompt names it)."""
 
 
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str = "") -> str:
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
-    doc = ast.get_docstring(node)
-    line = f"{prefix} {owner}{node.name}({ast.unparse(node.args)}){returns}"
-    return f"{line}  # {doc.splitlines()[0]}" if doc else line
+def system(language: Language) -> str:
+    """The system message of a code task's conversation, in its language."""
+    runner = "pytest" if language.name == "python" else "TypeScript / JavaScript"
+    return (
+        f"You write hidden {runner} tests that decide whether a solution to a coding task is "
+        "correct. Answer only with test files in fenced blocks, each opened with "
+        f"```{language.fence} file=PATH (PATH relative to the repository root)."
+    )
 
 
-def _public(name: str) -> bool:
-    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+SYSTEM = system(language_named("python"))
 
 
-def contract(path: str, source: str) -> list[str]:
-    """Public function and class signatures of one Python module (empty when unparsable)."""
-    try:
-        tree = pyast.parse(source)
-    except (SyntaxError, ValueError):
-        return []
-    found = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _public(node.name):
-            found.append(_signature(node))
-        elif isinstance(node, ast.ClassDef) and _public(node.name):
-            bases = ", ".join(ast.unparse(b) for b in node.bases)
-            found.append(f"class {node.name}({bases})" if bases else f"class {node.name}")
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _public(item.name):
-                    found.append("    " + _signature(item, f"{node.name}."))
-    module = PurePosixPath(path).with_suffix("").as_posix().replace("/", ".")
-    return [f"# module {module} ({path})", *found] if found else []
+ACCEPTED = {
+    "python": "only pytest files named test_*.py are accepted",
+    "typescript": "only test files named *.test.ts / *.spec.ts (or .js, .tsx, .mjs) are accepted",
+}
+_TS_BODY = """
+describe("thing", () => {{
+  it("does what the task asks", () => {{
+    {check};
+  }});
+}});"""
+_TS_EXAMPLE = {
+    "vitest": 'import {{ describe, expect, it }} from "vitest";\n'
+    'import {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
+    "jest": 'import {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
+    "node": 'import {{ describe, it }} from "node:test";\n'
+    'import assert from "node:assert/strict";\nimport {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "assert.equal(thing(...), ...)"),
+}
+"""An example test per TypeScript runner family (``thing`` stands for the contract's names)."""
+MAX_EXAMPLES = 2
+"""The repository's own test files shown as style examples (the nearest ones first)."""
 
 
-def changed_sources(
-    task: Task, workspace: dict[str, str], oracle: dict[str, str]
-) -> dict[str, str]:
-    """Oracle Python source files (not tests) the episode created or changed."""
+def changed_code(workspace: dict[str, str], oracle: dict[str, str]) -> dict[str, str]:
+    """Oracle files (not tests) the episode created or changed, whatever their language."""
     return {
         p: text
         for p, text in sorted(oracle.items())
-        if p.endswith(".py") and not is_test_file(p) and workspace.get(p) != text
+        if not is_test_file(p) and workspace.get(p) != text
     }
 
 
-def first_prompt(
-    task: Task, workspace: dict[str, str], oracle: dict[str, str], hidden_name: str
-) -> str:
-    """The opening request for one task, from its family's template."""
-    changed = changed_sources(task, workspace, oracle)
-    lines = [line for p, text in changed.items() for line in contract(p, text)]
-    examples = {p: t for p, t in sorted(oracle.items()) if is_test_file(p)}
+def changed_sources(
+    language: Language, workspace: dict[str, str], oracle: dict[str, str]
+) -> dict[str, str]:
+    """Oracle source files of ``language`` (not tests) the episode created or changed."""
+    return {p: t for p, t in changed_code(workspace, oracle).items() if language.is_source(p)}
+
+
+def task_language(workspace: dict[str, str], oracle: dict[str, str]) -> Language | None:
+    """The language of the source the episode changed (None: none a registered one tests)."""
+    return language_of(changed_code(workspace, oracle))
+
+
+def _examples(language: Language, oracle: dict[str, str], near: str) -> dict[str, str]:
+    tests = [p for p in oracle if is_test_file(p) and language.accepts_test_path(p)]
+    shared = lambda p: len(_common(p, near))  # noqa: E731 - the nearest test files first
+    chosen = sorted(tests, key=lambda p: (-shared(p), p))[:MAX_EXAMPLES]
+    return {p: oracle[p] for p in sorted(chosen)}
+
+
+def _common(a: str, b: str) -> tuple[str, ...]:
+    parts = []
+    for x, y in zip(PurePosixPath(a).parts, PurePosixPath(b).parts, strict=False):
+        if x != y:
+            break
+        parts.append(x)
+    return tuple(parts)
+
+
+def first_prompt(task: Task, workspace: dict[str, str], oracle: dict[str, str]) -> str:
+    """The opening request for one task, from its family's template, in its language."""
+    language = task_language(workspace, oracle) or language_named("python")
+    changed = changed_sources(language, workspace, oracle)
+    lines = [line for p, text in changed.items() for line in language.contract(p, text)]
+    hidden = language.hidden_test_path(list(changed) or ["x.py"], oracle)
     template = _ENV.get_template(f"{task.family}.j2")
     return template.render(
         instruction=task.request if task.request is not None else task.instruction,
         contract="\n".join(lines),
         changed=changed,
-        examples=examples,
-        hidden_name=hidden_name,
+        examples=_examples(language, oracle, hidden),
+        hidden_name=hidden,
+        lang=_lang(language, hidden, list(changed), oracle),
     )
+
+
+def _lang(
+    language: Language, hidden: str, changed: list[str], files: dict[str, str]
+) -> dict[str, str]:
+    """What the templates say in the task's language: fence, stub, runner, an example test."""
+    command = language.test_command([hidden], files)
+    words = {"fence": language.fence, "language": language.name, "runner": command}
+    words["stub"] = STUBS.get(language.name, "every body replaced by a throw")
+    if language.name == "typescript" and changed:
+        target = PurePosixPath(changed[0]).with_suffix("")
+        rel = PurePosixPath(*([".."] * (len(PurePosixPath(hidden).parts) - 1)), target)
+        spec = rel.as_posix() if rel.as_posix().startswith(".") else f"./{rel.as_posix()}"
+        runner = runner_of(files, package_root(hidden, files))
+        words["example"] = _TS_EXAMPLE.get(runner, _TS_EXAMPLE["node"]).format(spec=spec)
+    return words
 
 
 def instruction_prompt(brief: InstructionBrief) -> str:
@@ -109,7 +158,7 @@ def parse_instruction(text: str) -> str:
     return (fenced.group(1) if fenced else body).strip()
 
 
-def parse_answer(text: str) -> tuple[dict[str, str], list[str]]:
+def parse_answer(text: str, language: Language) -> tuple[dict[str, str], list[str]]:
     """(test files by path, problems) of one answer; a problem for every unusable block."""
     files: dict[str, str] = {}
     problems: list[str] = []
@@ -118,10 +167,10 @@ def parse_answer(text: str) -> tuple[dict[str, str], list[str]]:
         name = clean.as_posix()
         if clean.is_absolute() or ".." in clean.parts:
             problems.append(f"file={name}: the path must stay inside the repository")
-        elif not (clean.suffix == ".py" and is_test_file(name)):
-            problems.append(f"file={name}: only pytest files named test_*.py are accepted")
+        elif not language.accepts_test_path(name):
+            problems.append(f"file={name}: {ACCEPTED[language.name]}")
         else:
             files[name] = body
     if not files and not problems:
-        problems.append("no ```python file=PATH block found in the answer")
+        problems.append(f"no ```{language.fence} file=PATH block found in the answer")
     return files, problems

@@ -9,26 +9,18 @@
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from trajforge.records import ANSWER_FAMILIES, Task
+from trajforge.records import ANSWER_FAMILIES, Status, Task
 from trajforge.taskdir import RECONSTRUCT_SUMMARY
 
 PREVIEW = 600
 EXAMPLES = 5
 """Dropped episodes shown per harness and reason (all are counted)."""
-_VOLATILE = re.compile(r"'[^']*'|`[^`]*`|\"[^\"]*\"|\d+(?:\.\d+)?")
-
-
-def reason_group(reason: str) -> str:
-    """The kind of a rejection reason, without the task's own values ("oracle fails: …")."""
-    head = reason.split(":", 1)[0] if ":" in reason[:60] else reason[:60]
-    return " ".join(_VOLATILE.sub("…", head).split())
 
 
 def accepted_rows(tasks: list[Task]) -> list[dict[str, Any]]:
@@ -65,16 +57,17 @@ def _verifier(task: Task) -> str:
 
 
 def rejected_groups(tasks: list[Task]) -> list[dict[str, Any]]:
-    """Rejected (and errored) tasks grouped by the kind of their first reason, largest first."""
+    """Rejected (and errored) tasks grouped by their first finding's closed reason, largest
+    first."""
     groups: dict[str, list[dict[str, str]]] = defaultdict(list)
     for task in tasks:
         v = task.validation
-        if v.status in ("accepted", "pending"):
+        if v.status in (Status.ACCEPTED, Status.PENDING):
             continue
-        first = v.reasons[0] if v.reasons else v.status
-        groups[reason_group(first)].append(
-            {"id": task.id, "family": task.family, "reason": first[:300]}
-        )
+        first = v.findings[0] if v.findings else None
+        group = str(first.reason) if first is not None else str(v.status)
+        detail = first.detail if first is not None else str(v.status)
+        groups[group].append({"id": task.id, "family": task.family, "reason": detail[:300]})
     return [
         {"reason": name, "count": len(items), "tasks": items}
         for name, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))

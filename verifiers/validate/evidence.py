@@ -8,8 +8,10 @@ from trajforge.records import (
     Evidence,
     MutantNote,
     MutantRow,
+    Reason,
     Status,
     Validation,
+    finding,
 )
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Verdict
@@ -105,14 +107,14 @@ def _base_evidence(result: MatrixResult, dropped: list[str]) -> Evidence:
 def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig) -> Validation:
     """The validation of a command / tests verifier from its matrix (without the evidence
     every task carries; :func:`~.single.finish` adds it)."""
-    reasons, dropped, ok = judge_oracle(result.oracle_runs, len(files.task.files.missing))
+    found, dropped, ok = judge_oracle(result.oracle_runs, len(files.task.files.missing))
     oracle = _oracle_cell(result, dropped, ok)
     evidence = _base_evidence(result, dropped)
     if not ok:
         timed_out = all(r.status == "timeout" for r in result.oracle_runs)
         status = Status.TIMEOUT if timed_out else Status.REJECTED
         return Validation(
-            status=status, reasons=tuple(reasons), controls={"oracle": oracle}, evidence=evidence
+            status=status, findings=tuple(found), controls={"oracle": oracle}, evidence=evidence
         )
     controls = {"oracle": oracle}
     for name, run in result.controls.items():
@@ -141,10 +143,11 @@ def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig)
     failures += bad
     if not failures:
         rejected = ", ".join(label(n) for n in result.controls)
-        reasons.append(f"rejects {rejected}" if rejected else "no must-fail control applied")
+        text = f"rejects {rejected}" if rejected else "no must-fail control applied"
+        found += [finding(Reason.PROVEN, t) for t in (text, *kill_notes)]
     return Validation(
         status=Status.REJECTED if failures else Status.ACCEPTED,
-        reasons=tuple(failures or [*reasons, *kill_notes]),
+        findings=tuple(failures or found),
         controls=controls,
         mutants=tuple(rows),
         evidence=evidence.model_copy(update=update),

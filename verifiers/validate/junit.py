@@ -1,23 +1,34 @@
-"""Per-test results of one verifier run: pytest's JUnit XML plus the exit code.
+"""Per-test results of one verifier run: the test runner's own report plus the exit code.
 
-Nothing is read from stdout. A pytest run yields one :class:`TestResult` per test case in the
-XML; any other command yields one pseudo-test named after the command, decided by its exit code.
+Nothing is read from stdout. A run of a known runner (:mod:`.runners`: pytest, vitest, jest,
+node:test, mocha, bun) yields one :class:`TestResult` per test in its report (JUnit XML, or
+Jest's JSON); any other command yields one pseudo-test named after the command, decided by its
+exit code. A JavaScript runner's run passes on exit 0, fails when a test in its report failed,
+and is otherwise an error whose detail names the runner and ends with the output's last lines.
 """
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trajforge.protocols import RunResult
 from trajforge.records import CheckRun, RunStatus, TestOutcome, TestRow
 
+if TYPE_CHECKING:
+    from trajforge.verifiers.validate.runners import TestRunner
+
 JUNIT_PATH = "/tmp/trajforge-junit.xml"
+WORKSPACE = "/workspace"
+"""Where the sandbox's workspace is: report paths are made relative to it."""
 _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)|-m\s+pytest\b")
 _MESSAGE_CHARS = 300
+_TAIL_LINES = 20
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class TestResult(BaseModel):
@@ -86,10 +97,18 @@ def pytest_env(extra_opts: Sequence[str] = ()) -> dict[str, str]:
     return {"PYTEST_ADDOPTS": " ".join(opts)}
 
 
-def _message(node: ET.Element) -> str:
-    text = node.get("message") or (node.text or "")
-    first = text.strip().splitlines()[0] if text.strip() else node.tag
-    return first[:_MESSAGE_CHARS]
+def first_line(text: str) -> str:
+    """First non-blank line of a message, capped."""
+    return text.strip().splitlines()[0][:_MESSAGE_CHARS] if text.strip() else ""
+
+
+def case_outcome(case: ET.Element) -> tuple[TestOutcome, str]:
+    """(outcome, message) of one JUnit ``testcase``."""
+    for child in case:
+        if child.tag in ("failure", "error", "skipped"):
+            outcome: TestOutcome = "failed" if child.tag == "failure" else child.tag  # type: ignore[assignment]
+            return outcome, first_line(child.get("message") or child.text or "") or child.tag
+    return "passed", ""
 
 
 def parse_junit(xml_text: str) -> tuple[TestResult, ...] | None:
@@ -104,13 +123,7 @@ def parse_junit(xml_text: str) -> tuple[TestResult, ...] | None:
     for case in root.iter("testcase"):
         cls, name = case.get("classname", ""), case.get("name", "")
         ident = f"{cls}::{name}" if cls else name
-        outcome: TestOutcome = "passed"
-        message = ""
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                outcome = "failed" if child.tag == "failure" else child.tag  # type: ignore[assignment]
-                message = _message(child)
-                break
+        outcome, message = case_outcome(case)
         results.append(TestResult(name=ident, outcome=outcome, message=message))
     return tuple(results)
 
@@ -127,17 +140,26 @@ def _outcome(
     )
 
 
-def judge(result: RunResult, command: str, junit_xml: str | None) -> RunOutcome:
-    """Turn a sandbox result (and the run's JUnit XML, if any) into a :class:`RunOutcome`."""
+def judge(
+    result: RunResult, command: str, report: str | None, runner: TestRunner | None = None
+) -> RunOutcome:
+    """Turn a sandbox result (and the run's report, if any) into a :class:`RunOutcome`.
+
+    ``runner``: the check's runner (:func:`~.runners.runner_for`); without one, a command that
+    runs pytest is read as pytest, any other by its exit code."""
     if result.timed_out or result.killed is not None:
         return _outcome(
             "timeout", result, detail=f"killed by the {result.killed or 'timeout'} limit"
         )
-    if not runs_pytest(command):
+    if runner is not None and runner.name != "pytest":
+        return _judge_report(result, runner, report)
+    if runner is None and not runs_pytest(command):
         outcome: TestOutcome = "passed" if result.exit_code == 0 else "failed"
         test = TestResult(name=command, outcome=outcome, message=f"exit {result.exit_code}")
-        return _outcome("pass" if result.exit_code == 0 else "fail", result, (test,))
-    tests = parse_junit(junit_xml or "")
+        if result.exit_code == 0:
+            return _outcome("pass", result, (test,))
+        return _outcome("fail", result, (test,), output_tail(result))  # what it printed
+    tests = parse_junit(report or "")
     if tests is None:
         if result.exit_code == 0:
             return _outcome("pass", result)
@@ -145,6 +167,26 @@ def judge(result: RunResult, command: str, junit_xml: str | None) -> RunOutcome:
             "error", result, detail=f"exit {result.exit_code}: pytest wrote no JUnit report"
         )
     return _judge_pytest(result, tests)
+
+
+def _judge_report(result: RunResult, runner: TestRunner, report: str | None) -> RunOutcome:
+    """A JavaScript runner's run: pass on exit 0, fail when its report has a failed test."""
+    tests = runner.parse(report or "")
+    if result.exit_code == 0:
+        return _outcome("pass", result, tests or ())
+    if tests and any(t.outcome == "failed" for t in tests):
+        return _outcome("fail", result, tests)
+    why = "wrote no report" if tests is None else "reported no failed test"
+    detail = f"{runner.name}: exit {result.exit_code}, {why}"
+    tail = output_tail(result)
+    return _outcome("error", result, tests or (), f"{detail}\n{tail}" if tail else detail)
+
+
+def output_tail(result: RunResult, lines: int = _TAIL_LINES) -> str:
+    """The last ``lines`` lines of the run's stdout then stderr, colour codes removed."""
+    text = "\n".join(s.rstrip() for s in (result.stdout, result.stderr) if s.strip())
+    kept = [line.rstrip() for line in _ANSI.sub("", text).splitlines()]
+    return "\n".join(kept[-lines:])
 
 
 _PYTEST_EXITS = {
@@ -163,3 +205,126 @@ def _judge_pytest(result: RunResult, tests: tuple[TestResult, ...]) -> RunOutcom
         return _outcome("fail", result, tests)
     detail = _PYTEST_EXITS.get(code or 0, f"exit {code}")
     return _outcome("error", result, tests, f"pytest: {detail}")
+
+
+# --- the JavaScript runners' reports -------------------------------------------------------
+
+Identity = Callable[[tuple[str, ...], ET.Element, str], tuple[str, bool]]
+"""(enclosing suite names, test case, workspace root) → (test name, the case is a whole file
+that failed to load). Names are stable across runs: ``file::describe > title``."""
+
+
+def _relative(path: str, root: str) -> str:
+    return (
+        path[len(root) :].lstrip("/") if root and path.startswith(root.rstrip("/") + "/") else path
+    )
+
+
+def _vitest_id(suites: tuple[str, ...], case: ET.Element, root: str) -> tuple[str, bool]:
+    cls, name = case.get("classname", ""), case.get("name", "")
+    return (f"{cls}::{name}" if cls else name), name == cls  # a file that failed to load
+
+
+def _mocha_id(suites: tuple[str, ...], case: ET.Element, root: str) -> tuple[str, bool]:
+    file = _relative(case.get("file", ""), root)
+    title = " > ".join(p for p in (case.get("classname", ""), case.get("name", "")) if p)
+    return (f"{file}::{title}" if file else title), False
+
+
+def _bun_id(suites: tuple[str, ...], case: ET.Element, root: str) -> tuple[str, bool]:
+    file = case.get("file", "")
+    inner = suites[1:] if suites[:1] == (file,) else suites
+    title = " > ".join([*inner, case.get("name", "")])
+    return (f"{file}::{title}" if file else title), False
+
+
+def _node_id(suites: tuple[str, ...], case: ET.Element, root: str) -> tuple[str, bool]:
+    name = case.get("name", "")
+    if not suites and name.startswith("/"):
+        return _relative(name, root), True  # node:test names a file that failed by its path
+    return " > ".join([*suites, name]), False
+
+
+IDENTITIES: dict[str, Identity] = {
+    "vitest": _vitest_id,
+    "mocha": _mocha_id,
+    "bun": _bun_id,
+    "node-test": _node_id,
+}
+
+
+def _cases(node: ET.Element, suites: tuple[str, ...]) -> list[tuple[tuple[str, ...], ET.Element]]:
+    found: list[tuple[tuple[str, ...], ET.Element]] = []
+    for child in node:
+        if child.tag == "testsuite":
+            found += _cases(child, (*suites, child.get("name", "")))
+        elif child.tag == "testcase":
+            found.append((suites, child))
+    return found
+
+
+def parse_junit_tree(
+    text: str, identity: Identity, root: str = WORKSPACE
+) -> tuple[TestResult, ...] | None:
+    """Test cases of a JUnit XML report, named by ``identity``; None for no report."""
+    if not text.strip():
+        return None
+    try:
+        top = ET.fromstring(text)
+    except ET.ParseError:
+        return None
+    results = []
+    for suites, case in _cases(top, ()):
+        name, broken = identity(suites, case, root)
+        outcome, message = case_outcome(case)
+        if broken and outcome == "failed":
+            outcome = "error"
+        results.append(TestResult(name=name, outcome=outcome, message=message))
+    return tuple(results)
+
+
+_JEST_OUTCOMES: dict[str, TestOutcome] = {"passed": "passed", "failed": "failed"}
+"""Jest's statuses besides these (pending, todo, skipped, disabled) did not run."""
+
+
+class _JestTest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    ancestorTitles: list[str] = []  # Jest's own field names
+    title: str
+    status: str
+    failureMessages: list[str] = []
+
+
+class _JestFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str
+    status: str = ""
+    message: str = ""
+    assertionResults: list[_JestTest] = []
+
+
+class _JestReport(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    testResults: list[_JestFile]
+
+
+def parse_jest(text: str, root: str = WORKSPACE) -> tuple[TestResult, ...] | None:
+    """Tests of Jest's ``--json`` report; a file that failed to run is one ``error`` row."""
+    try:
+        report = _JestReport.model_validate_json(text)
+    except ValidationError:
+        return None
+    results = []
+    for file in report.testResults:
+        path = _relative(file.name, root)
+        for test in file.assertionResults:
+            outcome = _JEST_OUTCOMES.get(test.status, "skipped")
+            message = first_line(test.failureMessages[0]) if test.failureMessages else ""
+            name = f"{path}::" + " > ".join([*test.ancestorTitles, test.title])
+            results.append(TestResult(name=name, outcome=outcome, message=message))
+        if file.status == "failed" and all(t.status != "failed" for t in file.assertionResults):
+            results.append(TestResult(name=path, outcome="error", message=first_line(file.message)))
+    return tuple(results)

@@ -1,9 +1,9 @@
 """Run one task's control matrix in one sandbox session.
 
 Each control's files are materialised into a scratch folder and swapped into the live sandbox
-with ``reset``; every run gets pinned TZ / seeds from the sandbox and JUnit XML through
-``PYTEST_ADDOPTS`` when the check runs pytest. The oracle runs first; when it does not pass,
-nothing else runs.
+with ``reset``; every run gets pinned TZ / seeds from the sandbox and, when the check runs a
+known test runner (:mod:`.runners`: pytest, vitest, jest, node:test, mocha, bun), that runner's
+report, fetched with ``cat``. The oracle runs first; when it does not pass, nothing else runs.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,15 +25,10 @@ from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened, strengthen
 from trajforge.verifiers.validate.files import layered, read_tree, write_tree
-from trajforge.verifiers.validate.junit import (
-    JUNIT_PATH,
-    RunOutcome,
-    judge,
-    pytest_env,
-    runs_pytest,
-)
+from trajforge.verifiers.validate.junit import RunOutcome, judge
 from trajforge.verifiers.validate.observe import CallInput
 from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell
+from trajforge.verifiers.validate.runners import runner_for
 
 log = logging.getLogger(__name__)
 
@@ -76,26 +71,37 @@ class MatrixResult:
 class Runner:
     """One live sandbox session running the task's check on successive file sets."""
 
-    def __init__(self, box: SandboxSession, command: str, scratch: Path) -> None:
+    def __init__(
+        self,
+        box: SandboxSession,
+        command: str,
+        scratch: Path,
+        files: Mapping[str, str] | None = None,
+    ) -> None:
         self.box = box
         self.command = command
         self.scratch = scratch
-        self.pytest = runs_pytest(command)
+        self.runner = runner_for(command, files or {})
+        """The check's test runner, told from the command and the workspace ``files``'
+        package.json (None: the check is judged by its exit code)."""
 
     def reset(self, files: dict[str, str]) -> None:
         """Make ``files`` the sandbox workspace."""
         self.box.reset(write_tree(self.scratch / "ws", files))
 
-    def run(self, files: dict[str, str], timeout: float, opts: Sequence[str] = ()) -> RunOutcome:
-        """Run the check on ``files`` and judge it from its JUnit XML and exit code."""
+    def run(self, files: dict[str, str], timeout: float, stop_early: bool = False) -> RunOutcome:
+        """Run the check on ``files`` and judge it from its runner's report and exit code;
+        ``stop_early``: stop at the first failing test where the runner can."""
         self.reset(files)
-        env = pytest_env(opts) if self.pytest else None
-        result = self.box.run(self.command, timeout=timeout, env=env)
-        xml = None
-        if self.pytest and not result.timed_out:
-            fetched = self.box.run(["cat", JUNIT_PATH], timeout=30)
-            xml = fetched.stdout if fetched.exit_code == 0 else None
-        return judge(result, self.command, xml)
+        if self.runner is None:
+            return judge(self.box.run(self.command, timeout=timeout), self.command, None)
+        call = self.runner.invocation(self.command, stop_early)
+        result = self.box.run(call.command, timeout=timeout, env=call.env)
+        report = None
+        if not result.timed_out:
+            fetched = self.box.run(["cat", self.runner.report_path], timeout=30)
+            report = fetched.stdout if fetched.exit_code == 0 else None
+        return judge(result, self.command, report, self.runner)
 
 
 def replay_shell(
@@ -179,7 +185,7 @@ def _run_mutants(
             result.mutants.append((mutant, outcomes.get(mutant.id)))
             continue
         mutated = layered(full, {mutant.path: mutant.content})
-        result.mutants.append((mutant, runner.run(mutated, cfg.mutant_timeout_s, ["-x"])))
+        result.mutants.append((mutant, runner.run(mutated, cfg.mutant_timeout_s, stop_early=True)))
 
 
 def run_matrix(
@@ -190,7 +196,7 @@ def run_matrix(
     clock = time.monotonic()
     first = write_tree(scratch / "ws", layered(files.oracle, files.hidden))
     with sandbox.session(first, Limits(timeout_s=cfg.timeout_s)) as box:
-        runner = Runner(box, command, scratch)
+        runner = Runner(box, command, scratch, layered(files.oracle, files.hidden))
         oracle, result.shell = replay_shell(runner, files, cfg.timeout_s)
         _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)
         result.timings["oracle_s"] = round(time.monotonic() - clock, 3)

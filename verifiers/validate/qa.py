@@ -7,7 +7,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import CellResult, ControlCell, Expect, Reproduction, Task
+from trajforge.records import (
+    CellResult,
+    ControlCell,
+    Expect,
+    Finding,
+    Reason,
+    Reproduction,
+    Task,
+    finding,
+)
 from trajforge.verifiers.answer import (
     AnswerCheck,
     check_answer,
@@ -77,22 +86,24 @@ def reproduce(
     return rows
 
 
-def misjudged(controls: dict[str, ControlCell]) -> list[str]:
-    """Reasons for every answer control the checker got wrong."""
-    reasons = []
+def misjudged(controls: dict[str, ControlCell]) -> list[Finding]:
+    """A finding for every answer control the checker got wrong."""
+    found = []
     for name, cell in controls.items():
         if not cell.ok:
             verb = "rejects" if cell.expect == "pass" else "accepts"
-            reasons.append(f"answer checker {verb} {name} answer {cell.given!r}")
-    return reasons
+            text = f"answer checker {verb} {name} answer {cell.given!r}"
+            found.append(finding(Reason.ANSWER_MISJUDGED, text))
+    return found
 
 
-def judge_qa(controls: dict[str, ControlCell], rerun: list[Reproduction]) -> list[str]:
-    """Rejection reasons (empty: accepted)."""
-    reasons = misjudged(controls)
+def judge_qa(controls: dict[str, ControlCell], rerun: list[Reproduction]) -> list[Finding]:
+    """Rejections (empty: accepted)."""
+    found = misjudged(controls)
     if rerun and not any(r.reproduces for r in rerun):
-        reasons.append(f"answer not reproduced: `{rerun[0].command}` no longer prints it")
-    return reasons
+        text = f"answer not reproduced: `{rerun[0].command}` no longer prints it"
+        found.append(finding(Reason.ANSWER_NOT_REPRODUCED, text))
+    return found
 
 
 def expected_answer(task: Task) -> str:

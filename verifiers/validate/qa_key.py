@@ -27,10 +27,12 @@ from trajforge.records import (
     Expect,
     Fact,
     FactKind,
+    Reason,
     Reproduction,
     Status,
     Task,
     Validation,
+    finding,
 )
 from trajforge.verifiers.answer_facts import MAX_NAMES, UNITS, check_key
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -206,18 +208,22 @@ def judge_keyed(
         sorted(n for n, c in controls.items() if n.startswith("paraphrase") and c.result == "pass")
     )
     evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
-    reasons = [
-        f"{GUESSABLE}: {cell.given!r} passes, a list of the workspace's most frequent names"
+    found = [
+        finding(
+            Reason.KEY_GUESSABLE,
+            f"{GUESSABLE}: {cell.given!r} passes, a list of the workspace's most frequent names",
+        )
         for name, cell in controls.items()
         if name.startswith("guess") and not cell.ok
     ][:1]
-    reasons += misjudged({n: c for n, c in controls.items() if not n.startswith("guess")})
+    found += misjudged({n: c for n, c in controls.items() if not n.startswith("guess")})
     for row in rerun:
         if not row.reproduces:
-            reasons.append(f"answer not reproduced: `{row.command}` no longer prints its facts")
-    if reasons:
+            text = f"answer not reproduced: `{row.command}` no longer prints its facts"
+            found.append(finding(Reason.ANSWER_NOT_REPRODUCED, text))
+    if found:
         return Validation(
-            status=Status.REJECTED, reasons=tuple(reasons), controls=controls, evidence=evidence
+            status=Status.REJECTED, findings=tuple(found), controls=controls, evidence=evidence
         )
     wrong = sum(1 for c in controls.values() if c.expect == "fail")
     facts = ", ".join(f"{f.kind} {f.value}" for f in key.required)
@@ -226,6 +232,5 @@ def judge_keyed(
         f" paraphrase(s) stating {facts}, and rejects all {wrong} wrong answers"
     ]
     summary += [f"facts reproduced by `{r.command}` in the sandbox" for r in rerun]
-    return Validation(
-        status=Status.ACCEPTED, reasons=tuple(summary), controls=controls, evidence=evidence
-    )
+    proven = tuple(finding(Reason.PROVEN, t) for t in summary)
+    return Validation(status=Status.ACCEPTED, findings=proven, controls=controls, evidence=evidence)

@@ -28,7 +28,7 @@ from typing import overload
 
 from trajforge.errors import RecordError, SandboxError
 from trajforge.protocols import Executor, WorkOutcome
-from trajforge.records import VERDICTS, Status, Validation
+from trajforge.records import VERDICTS, Reason, Status, Validation, finding
 from trajforge.taskdir import load_task, save_task
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
@@ -189,19 +189,22 @@ def _worker_failed(
     task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started: float
 ) -> TaskRow:
     """Record a task whose worker failed on every attempt as its ``error`` validation."""
-    reason = f"worker failed after {done.attempts} attempt(s): {done.error}"
+    failed = finding(
+        Reason.INTERNAL_ERROR, f"worker failed after {done.attempts} attempt(s): {done.error}"
+    )
     try:
         task = load_task(task_dir)
     except RecordError as exc:
+        unreadable = finding(Reason.UNREADABLE_TASK, str(exc))
         return TaskRow(
             id=task_dir.name,
             family="?",
             harness="?",
             status=Status.ERROR,
-            reasons=(reason, str(exc)),
+            findings=(failed, unreadable),
         )
     validation = finish(
-        Validation(status=Status.ERROR, reasons=(reason,)), task, "", "", ctx, started
+        Validation(status=Status.ERROR, findings=(failed,)), task, "", "", ctx, started
     )
     task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teacher)
     save_task(task_dir, task)

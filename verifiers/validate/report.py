@@ -14,7 +14,7 @@ import orjson
 
 from trajforge import __version__
 from trajforge.errors import RecordError
-from trajforge.records import ControlCell, Status, Task
+from trajforge.records import ControlCell, Reason, Status, Task
 from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.validate.audit import accepted_rows, rejected_groups, triage_section
 from trajforge.verifiers.validate.files import write_atomic
@@ -65,7 +65,7 @@ def funnel_stage(task: Task) -> int:
     v = task.validation
     if v.accepted:
         return 4
-    if task.verifier.kind == "none" or any(r.startswith("no verifier") for r in v.reasons):
+    if task.verifier.kind == "none" or Reason.NO_VERIFIER in v.codes:
         return 0
     oracle = v.controls.get("oracle")
     if oracle is None or oracle.result != "pass":
@@ -93,6 +93,7 @@ def build_report(out: Path, meta: dict[str, Any]) -> dict[str, Any]:
                 "harness": task.source.harness,
                 "status": str(v.status),
                 "reasons": list(v.reasons),
+                "codes": [str(c) for c in v.codes],
                 "cells": matrix_cells(task),
             }
         )

@@ -13,7 +13,17 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 
-from trajforge.records import CellResult, MutantNote, MutantRow, MutantSummary, MutantVerdict
+from trajforge.records import (
+    CellResult,
+    Finding,
+    MutantNote,
+    MutantRow,
+    MutantSummary,
+    MutantVerdict,
+    Reason,
+    finding,
+)
+from trajforge.verifiers.validate.blame import blame
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.junit import RunOutcome
 
@@ -54,29 +64,39 @@ def flaky_tests(runs: Sequence[RunOutcome]) -> list[str]:
     return sorted(name for name, outcomes in seen.items() if len(outcomes) > 1)
 
 
-def judge_oracle(runs: Sequence[RunOutcome], missing: int) -> tuple[list[str], list[str], bool]:
-    """(reasons, dropped flaky tests, ok) for the oracle runs."""
+def judge_oracle(runs: Sequence[RunOutcome], missing: int) -> tuple[list[Finding], list[str], bool]:
+    """(findings, dropped flaky tests, ok) for the oracle runs."""
     dropped = flaky_tests(runs)
     passing = sum(1 for r in runs if not r.rejects(dropped))
-    reasons = [f"dropped flaky test {n} (disagrees across oracle runs)" for n in dropped]
-    if passing == len(runs) and runs:
-        kept = {t.name for r in runs for t in r.tests} - set(dropped)
-        if not kept and any(r.tests for r in runs):
-            return [*reasons, "oracle flaked: every test disagrees across runs"], dropped, False
-        return [*reasons, f"oracle passes {passing}/{len(runs)} runs"], dropped, True
-    if passing:
-        return [*reasons, f"oracle flaked {len(runs) - passing}/{len(runs)}"], dropped, False
-    first = runs[0]
+    every = passing == len(runs) and bool(runs)
+    kept = {t.name for r in runs for t in r.tests} - set(dropped)
+    ok = every and (bool(kept) or not any(r.tests for r in runs))
+    notes = [f"dropped flaky test {n} (disagrees across oracle runs)" for n in dropped]
+    found = [finding(Reason.PROVEN if ok else Reason.ORACLE_FLAKY, n) for n in notes]
+    if ok:
+        last = finding(Reason.PROVEN, f"oracle passes {passing}/{len(runs)} runs")
+    elif every:
+        last = finding(Reason.ORACLE_FLAKY, "oracle flaked: every test disagrees across runs")
+    elif passing:
+        last = finding(Reason.ORACLE_FLAKY, f"oracle flaked {len(runs) - passing}/{len(runs)}")
+    else:
+        why = _why_failed(runs[0], dropped)
+        if missing:
+            why += f"; {missing} files the session touched could not be recovered"
+        tail = runs[0].detail if runs[0].status != "timeout" else ""
+        who = blame(tail) if tail else Reason.ORACLE_FAILS
+        head = "oracle fails" if who == Reason.ORACLE_FAILS else f"{who}: oracle run fails"
+        last = finding(who, f"{head}: {why}" + (f"; output ends:\n{tail}" if tail else ""))
+    return [*found, last], dropped, ok
+
+
+def _why_failed(first: RunOutcome, dropped: Sequence[str]) -> str:
     failing = first.failing(dropped)
     if len(first.tests) == 1 and first.tests[0].message.startswith("exit"):
-        why = f"`{first.tests[0].name}` exits {first.exit_code}"  # a check without test report
-    elif failing:
-        why = f"{_names(failing)} fail(s)"
-    else:
-        why = first.detail or f"exit {first.exit_code}"
-    if missing:
-        why += f"; {missing} files the session touched could not be recovered"
-    return [*reasons, f"oracle fails: {why}"], dropped, False
+        return f"`{first.tests[0].name}` exits {first.exit_code}"  # a check without test report
+    if failing:
+        return f"{_names(failing)} fail(s)"
+    return first.detail.splitlines()[0] if first.detail else f"exit {first.exit_code}"
 
 
 def control_cell(run: RunOutcome, dropped: Sequence[str]) -> CellResult:
@@ -93,17 +113,19 @@ def mutant_cell(run: RunOutcome | None, dropped: Sequence[str]) -> MutantVerdict
     return "killed" if run.rejects(dropped) else "survived"
 
 
-def judge_controls(controls: dict[str, RunOutcome], dropped: Sequence[str]) -> list[str]:
-    """Rejection reasons for must-fail controls the verifier did not reject."""
-    reasons = []
+def judge_controls(controls: dict[str, RunOutcome], dropped: Sequence[str]) -> list[Finding]:
+    """Rejections for must-fail controls the verifier did not reject."""
+    found = []
     for name, run in controls.items():
         cell = control_cell(run, dropped)
         if cell == "pass":
             passed = [t.name for t in run.tests if t.outcome == "passed"]
-            reasons.append(f"{label(name)} passes {_names(passed) or 'the check'}")
+            text = f"{label(name)} passes {_names(passed) or 'the check'}"
+            found.append(finding(Reason.CONTROL_PASSES, text))
         elif cell == "unknown":
-            reasons.append(f"{label(name)}: verdict unknown ({run.detail})")
-    return reasons
+            text = f"{label(name)}: verdict unknown ({run.detail})"
+            found.append(finding(Reason.VERDICT_UNKNOWN, text))
+    return found
 
 
 def kill_summary(
@@ -134,8 +156,10 @@ def kill_summary(
     )
 
 
-def judge_mutants(summary: MutantSummary, config: ValidateConfig) -> tuple[list[str], list[str]]:
-    """(rejection reasons, notes) for the kill rate."""
+def judge_mutants(
+    summary: MutantSummary, config: ValidateConfig
+) -> tuple[list[Finding], list[str]]:
+    """(rejections, notes) for the kill rate."""
     rate = summary.kill_rate
     decided = summary.killed + summary.survived
     if rate is None:
@@ -143,7 +167,8 @@ def judge_mutants(summary: MutantSummary, config: ValidateConfig) -> tuple[list[
             f"kill rate not measured: no decided mutant ({summary.unknown} unknown, "
             f"{summary.equivalent} equivalent)"
         )
-        return ([note] if config.require_mutants else []), [note]
+        rejected = [finding(Reason.WEAK_MUTANT_KILL, note)] if config.require_mutants else []
+        return rejected, [note]
     extra = ""
     if summary.killed_by_derived:
         extra += f", {summary.killed_by_derived} by tests derived from the oracle"
@@ -154,5 +179,5 @@ def judge_mutants(summary: MutantSummary, config: ValidateConfig) -> tuple[list[
         f"{summary.unknown} unknown; CI {summary.wilson_low:.2f}–{summary.wilson_high:.2f})"
     )
     if rate < config.min_kill_rate:
-        return [f"{text} < {config.min_kill_rate:.2f}"], []
+        return [finding(Reason.WEAK_MUTANT_KILL, f"{text} < {config.min_kill_rate:.2f}")], []
     return [], [text]

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import RecordError, SandboxError
 from trajforge.protocols import Executor
-from trajforge.records import VERDICTS, Family, Status, Task, Validation
+from trajforge.records import VERDICTS, Family, Finding, Reason, Status, Task, Validation, finding
 from trajforge.taskdir import TASK_FILE, load_task, read_family, save_task, task_dirs
 from trajforge.verifiers.sandbox.runtime import check_runtime, needs_of
 from trajforge.verifiers.validate.context import Context
@@ -46,12 +46,17 @@ class TaskRow(BaseModel):
     """Harness of the source session."""
     status: Status
     """accepted / rejected / error / timeout."""
-    reasons: tuple[str, ...]
-    """Why."""
+    findings: tuple[Finding, ...]
+    """Why: closed reasons and their details."""
     cached: bool = False
     """The stored validation was still valid; nothing ran."""
     wall_s: float = 0.0
     """Time spent on this task in this run."""
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The findings in words."""
+        return tuple(f.detail for f in self.findings)
 
 
 def clean_leftovers(out: Path) -> int:
@@ -74,7 +79,7 @@ def row_of(task: Task, cached: bool, wall: float) -> TaskRow:
         family=task.family,
         harness=task.source.harness,
         status=v.status,
-        reasons=v.reasons,
+        findings=v.findings,
         cached=cached,
         wall_s=round(wall, 3),
     )
@@ -98,8 +103,9 @@ def open_task(task_dir: Path, ctx: Context) -> Opened:
         task = load_task(task_dir)
         key, _ = key_of(task_dir, task, ctx)
     except RecordError as exc:
+        found = (finding(Reason.UNREADABLE_TASK, str(exc)),)
         row = TaskRow(
-            id=task_dir.name, family="?", harness="?", status=Status.ERROR, reasons=(str(exc),)
+            id=task_dir.name, family="?", harness="?", status=Status.ERROR, findings=found
         )
         return Opened(task_dir, started, row=row)
     except OSError as exc:  # unreadable task files: judged, so the error is recorded
@@ -119,11 +125,12 @@ def guarded(
     try:
         return judge()
     except SandboxError as exc:
-        return opened.task, Validation(status=Status.ERROR, reasons=(f"sandbox: {exc}",))
+        found = finding(Reason.SANDBOX_ERROR, f"sandbox: {exc}")
+        return opened.task, Validation(status=Status.ERROR, findings=(found,))
     except Exception as exc:  # one broken task never stops the others; its error is recorded
         log.warning("task %s failed", opened.task_dir.name, exc_info=True)
-        reason = f"{type(exc).__name__}: {exc}"
-        return opened.task, Validation(status=Status.ERROR, reasons=(reason,))
+        found = finding(Reason.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+        return opened.task, Validation(status=Status.ERROR, findings=(found,))
 
 
 def close_task(opened: Opened, task: Task, validation: Validation, ctx: Context) -> TaskRow:

@@ -16,7 +16,17 @@ from pathlib import Path
 
 from trajforge import __version__
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import CODE_FAMILIES, Evidence, Family, Reason, Status, Task, Validation
+from trajforge.records import (
+    CODE_FAMILIES,
+    Evidence,
+    Family,
+    Finding,
+    Reason,
+    Status,
+    Task,
+    Validation,
+    finding,
+)
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
@@ -119,24 +129,35 @@ def _load_files(
     return files
 
 
-def _rejected(reason: str, history: str = "") -> Validation:
-    return Validation(status=Status.REJECTED, reasons=(reason,), evidence=Evidence(history=history))
+def _rejected(found: Finding, history: str = "") -> Validation:
+    return Validation(status=Status.REJECTED, findings=(found,), evidence=Evidence(history=history))
+
+
+def precheck(task: Task) -> Finding | None:
+    """Why the task is rejected before anything runs (no repository, commit not told, files
+    missing), or None. The teacher is asked only about tasks that pass it."""
+    blocked = repo_reason(task)  # --repos: repository not found / commit not told
+    if blocked is not None:
+        return blocked
+    missing = [p for p in task.files.missing if p not in task.files.shell_modified]
+    if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
+        return finding(
+            Reason.WORKSPACE_INCOMPLETE,
+            f"{Reason.WORKSPACE_INCOMPLETE}: {len(missing)} files the session touched could not "
+            f"be recovered (e.g. {missing[0]}); its oracle was not run — give the session's "
+            "repository: trajforge reconstruct --repos DIR",
+        )
+    return None
 
 
 def _precheck(task: Task) -> Validation | None:
     """A rejection before anything runs: no verifier, no repository, files missing."""
-    if task.verifier.kind == "none":
-        return _rejected("no verifier: no passing check was recorded in the episode")
-    blocked = repo_reason(task)  # --repos: repository not found / commit not told
+    blocked = precheck(task)  # first: without its workspace no verifier could run at all
     if blocked is not None:
         return _rejected(blocked)
-    missing = [p for p in task.files.missing if p not in task.files.shell_modified]
-    if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
-        return _rejected(
-            f"{Reason.WORKSPACE_INCOMPLETE}: {len(missing)} files the session touched could not "
-            f"be recovered (e.g. {missing[0]}); its oracle was not run — give the session's "
-            "repository: trajforge reconstruct --repos DIR"
-        )
+    if task.verifier.kind == "none":
+        text = "no verifier: no passing check was recorded in the episode"
+        return _rejected(finding(Reason.NO_VERIFIER, text))
     return None
 
 
@@ -155,15 +176,16 @@ def prove_code(task_dir: Path, task: Task, hidden: Mapping[str, str], ctx: Conte
     files = _load_files(task_dir, task, dict(hidden), episode)
     weak = weakened_tests(files, episode)
     if weak:
-        weak_reasons = tuple(f"weakened test, never used as a verifier: {w}" for w in weak)
+        text = "weakened test, never used as a verifier: {}"
+        weak_found = tuple(finding(Reason.WEAKENED_TEST, text.format(w)) for w in weak)
         return Validation(
-            status=Status.REJECTED, reasons=weak_reasons, evidence=Evidence(history=history)
+            status=Status.REJECTED, findings=weak_found, evidence=Evidence(history=history)
         )
     command = task.verifier.command or ""
     try:  # the task's dependencies and toolchain, built once per hash, mounted read-only
         prepared = for_task(task_dir, task, ctx.sandbox)
     except EnvironmentProblem as exc:
-        return _rejected(str(exc), history)
+        return _rejected(finding(exc.reason, str(exc)), history)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-") as scratch:
         result = run_matrix(prepared.sandbox, files, command, ctx.config, Path(scratch))
     validation = matrix_controls(result, files, ctx.config)
@@ -181,6 +203,10 @@ def prove_code(task_dir: Path, task: Task, hidden: Mapping[str, str], ctx: Conte
 
 def judge_code(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
     """build / extend / repair: the teacher writes the hidden tests, the matrix proves them."""
+
+    blocked = precheck(task)  # nothing to ask the teacher about a task that cannot stand
+    if blocked is not None:
+        return task, _rejected(blocked)
 
     def prove(candidate: Task, hidden: Mapping[str, str]) -> Validation:
         return prove_code(task_dir, candidate, hidden, ctx)
@@ -239,26 +265,31 @@ def _judge_qa(
     missing = len(task.files.missing)
     if missing:
         return _rejected(
-            f"workspace incomplete: {missing} files the session touched could not be recovered"
+            finding(
+                Reason.WORKSPACE_INCOMPLETE,
+                f"{Reason.WORKSPACE_INCOMPLETE}: {missing} files the session touched could not "
+                "be recovered",
+            )
         )
     expected = qa.expected_answer(task)
     if not expected:
-        return _rejected("no verifier: the final message holds no answer")
+        return _rejected(
+            finding(Reason.NO_VERIFIER, "no verifier: the final message holds no answer")
+        )
     controls = qa.answer_controls(expected, episode, ctx.config.seed)
     rerun = qa.reproduce(ctx.sandbox, task_dir / task.workspace, expected, episode, ctx.config)
-    reasons = qa.judge_qa(controls, rerun)
+    rejections = qa.judge_qa(controls, rerun)
     evidence = Evidence(expected=expected, reproduced=tuple(rerun), history=history)
-    if reasons:
+    if rejections:
         return Validation(
-            status=Status.REJECTED, reasons=tuple(reasons), controls=controls, evidence=evidence
+            status=Status.REJECTED, findings=tuple(rejections), controls=controls, evidence=evidence
         )
     wrong = sum(1 for c in controls.values() if c.expect == "fail")
-    reasons = [f"answer checker accepts {expected!r} and rejects all {wrong} wrong answers"]
+    texts = [f"answer checker accepts {expected!r} and rejects all {wrong} wrong answers"]
     if rerun:
-        reasons.append(f"answer reproduced by `{rerun[0].command}` in the sandbox")
-    return Validation(
-        status=Status.ACCEPTED, reasons=tuple(reasons), controls=controls, evidence=evidence
-    )
+        texts.append(f"answer reproduced by `{rerun[0].command}` in the sandbox")
+    proven = tuple(finding(Reason.PROVEN, t) for t in texts)
+    return Validation(status=Status.ACCEPTED, findings=proven, controls=controls, evidence=evidence)
 
 
 def finish(

@@ -56,7 +56,8 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", screened.files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
-            run = Runner(box, task.verifier.command, Path(scratch)).run(screened.files, timeout)
+            runner = Runner(box, task.verifier.command, Path(scratch), screened.files)
+            run = runner.run(screened.files, timeout)
     scored = score(run, evidence.test_sets, dropped)
     tests = tuple(
         VerifyTest(name=t.name, outcome=t.outcome, message=t.message, counted=t.name not in dropped)

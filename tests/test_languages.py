@@ -1,0 +1,107 @@
+"""Every registered :class:`~trajforge.protocols.Language` over a small project in its language:
+it tells its source from its tests, states the oracle's contract, stubs it, mutates its changed
+lines, places a hidden test where its runner looks, and that test — run with the language's
+command in the real local sandbox — passes on the oracle and fails on the stub and on the start."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from trajforge.oracles.changes import changed_lines
+from trajforge.oracles.mutate import mutants
+from trajforge.protocols import Language
+from trajforge.registry import LANGUAGES, SANDBOXES, create
+from trajforge.verifiers.languages import language_named, language_of
+from trajforge.verifiers.validate.files import layered, write_tree
+
+
+@dataclass(frozen=True)
+class Project:
+    start: dict[str, str]
+    oracle: dict[str, str]
+    hidden: str
+    """The hidden test's text (its path comes from the language)."""
+    names: tuple[str, ...]
+    """Names the contract must state."""
+
+
+PROJECTS = {
+    "python": Project(
+        start={"calc.py": "def clamp(x, lo, hi):\n    return x\n"},
+        oracle={
+            "calc.py": "def clamp(x: int, lo: int, hi: int) -> int:\n"
+            "    if x < lo:\n        return lo\n    return min(x, hi)\n"
+        },
+        hidden="from calc import clamp\n\n\ndef test_clamp():\n"
+        "    assert clamp(-1, 0, 5) == 0\n    assert clamp(9, 0, 5) == 5\n"
+        "    assert clamp(3, 0, 5) == 3\n",
+        names=("def clamp(x: int, lo: int, hi: int) -> int",),
+    ),
+    "typescript": Project(  # JavaScript under node's own runner: nothing to install
+        start={
+            "package.json": '{"name": "calc", "type": "module"}\n',
+            "src/calc.js": "export function clamp(x, lo, hi) {\n  return x;\n}\n",
+        },
+        oracle={
+            "package.json": '{"name": "calc", "type": "module"}\n',
+            "src/calc.js": "export function clamp(x, lo, hi) {\n"
+            "  if (x < lo) {\n    return lo;\n  }\n  return Math.min(x, hi);\n}\n",
+        },
+        hidden='import { test } from "node:test";\nimport assert from "node:assert/strict";\n'
+        'import { clamp } from "./calc.js";\n\ntest("clamp", () => {\n'
+        "  assert.equal(clamp(-1, 0, 5), 0);\n  assert.equal(clamp(9, 0, 5), 5);\n"
+        "  assert.equal(clamp(3, 0, 5), 3);\n});\n",
+        names=("export function clamp(x, lo, hi)",),
+    ),
+}
+
+
+def test_every_registered_language_has_a_project() -> None:
+    assert set(PROJECTS) == set(LANGUAGES)
+
+
+@pytest.mark.parametrize("name", sorted(LANGUAGES))
+def test_language_conforms(name: str) -> None:
+    language = language_named(name)
+    assert isinstance(language, Language) and language.name == name
+    project = PROJECTS[name]
+    source = [p for p in project.oracle if language.is_source(p)]
+    assert source and language_of(project.oracle) is language
+    path = source[0]
+    assert all(n in language.contract(path, project.oracle[path]) for n in project.names)
+    stub = language.stub(path, project.oracle[path])
+    assert stub is not None and stub != project.oracle[path]
+    lines = changed_lines(project.start, project.oracle)
+    found = mutants(project.oracle, lines, seed=0, limit=10)
+    assert found and all(m.path == path and m.content != project.oracle[path] for m in found)
+    hidden = language.hidden_test_path(source, project.oracle)
+    assert language.accepts_test_path(hidden) and not language.is_source(hidden)
+    assert not language.accepts_test_path(path)
+
+
+@pytest.mark.parametrize("name", sorted(LANGUAGES))
+def test_hidden_test_decides_in_the_sandbox(name: str, tmp_path: Path) -> None:
+    """The language's command runs its hidden test: the oracle passes, stub and start fail."""
+    sandbox = create(SANDBOXES, "local", "sandbox")
+    if (reason := sandbox.available()) is not None:
+        pytest.skip(f"LOCAL SANDBOX UNAVAILABLE, {name}'s runner is not checked: {reason}")
+    language, project = language_named(name), PROJECTS[name]
+    source = [p for p in project.oracle if language.is_source(p)]
+    hidden = {language.hidden_test_path(source, project.oracle): project.hidden}
+    command = language.test_command(list(hidden), project.oracle)
+    stubbed = {p: language.stub(p, t) or t for p, t in project.oracle.items() if p in source}
+    states = {
+        "oracle": layered(project.oracle, hidden),
+        "stub": layered(project.oracle, stubbed, hidden),
+        "start": layered(project.start, hidden),
+    }
+    exits = {}
+    for state, files in states.items():
+        work = write_tree(tmp_path / state, files)
+        with sandbox.session(work) as box:
+            exits[state] = box.run(command, timeout=120).exit_code
+    assert exits["oracle"] == 0, (command, exits)
+    assert exits["stub"] != 0 and exits["start"] != 0, (command, exits)

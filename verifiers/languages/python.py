@@ -1,0 +1,74 @@
+"""Python: ``ast`` contracts and stubs, pytest for the hidden tests."""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import shlex
+from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
+
+from trajforge import pyast
+from trajforge.oracles.stub import stub_source
+from trajforge.reconstruct.families import is_test_file
+
+HIDDEN_NAME = "test_hidden.py"
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str = "") -> str:
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+    doc = ast.get_docstring(node)
+    line = f"{prefix} {owner}{node.name}({ast.unparse(node.args)}){returns}"
+    return f"{line}  # {doc.splitlines()[0]}" if doc else line
+
+
+def _public(name: str) -> bool:
+    return not name.startswith("_") or (name.startswith("__") and name.endswith("__"))
+
+
+def contract(path: str, source: str) -> list[str]:
+    """Public function and class signatures of one Python module (empty when unparsable)."""
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _public(node.name):
+            found.append(_signature(node))
+        elif isinstance(node, ast.ClassDef) and _public(node.name):
+            bases = ", ".join(ast.unparse(b) for b in node.bases)
+            found.append(f"class {node.name}({bases})" if bases else f"class {node.name}")
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef) and _public(item.name):
+                    found.append("    " + _signature(item, f"{node.name}."))
+    module = PurePosixPath(path).with_suffix("").as_posix().replace("/", ".")
+    return [f"# module {module} ({path})", *found] if found else []
+
+
+class Python:
+    """Python source, pytest hidden tests at the workspace root."""
+
+    name = "python"
+    fence = "python"
+    extensions = (".py",)
+
+    def is_source(self, path: str) -> bool:
+        return path.endswith(".py") and not is_test_file(path)
+
+    def contract(self, path: str, text: str) -> list[str]:
+        return contract(path, text)
+
+    def stub(self, path: str, text: str) -> str | None:
+        return stub_source(path, text)
+
+    def hidden_test_path(self, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        return HIDDEN_NAME
+
+    def accepts_test_path(self, path: str) -> bool:
+        name = posixpath.basename(path)
+        return path.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+    def test_command(self, tests: Sequence[str], files: Mapping[str, str]) -> str:
+        return "python3 -m pytest -q -p no:cacheprovider " + " ".join(map(shlex.quote, tests))

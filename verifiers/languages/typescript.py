@@ -1,0 +1,121 @@
+"""TypeScript and JavaScript: tree-sitter contracts and stubs; the project's own test runner
+(vitest, jest, mocha, ``bun test``) for the hidden tests, else ``node --test`` (TypeScript
+through the ``tsx`` loader)."""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+import tree_sitter
+
+from trajforge.oracles import treesitter
+from trajforge.oracles.stub import stub_source
+from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.node_project import package_root, runner_of
+
+SOURCE = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
+_DECLARATIONS = frozenset(
+    {
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "interface_declaration",
+        "type_alias_declaration",
+        "enum_declaration",
+    }
+)
+
+
+def _text(node: tree_sitter.Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
+
+
+def _head(node: tree_sitter.Node) -> str:
+    """A declaration without its body: its first line up to ``{`` or ``=`` of a value."""
+    body = node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    text = _text(node)[: end - node.start_byte].strip()
+    return " ".join(text.split())[:240]
+
+
+def _members(node: tree_sitter.Node) -> list[str]:
+    body = node.child_by_field_name("body")
+    lines = []
+    for item in body.named_children if body is not None else []:
+        name = _text(item.child_by_field_name("name"))
+        if item.type == "method_definition" and not name.startswith(("#", "_")):
+            lines.append("  " + _head(item))
+    return lines
+
+
+def contract(path: str, source: str) -> list[str]:
+    """Exported declarations of one module, without their bodies (empty: none / unparsable)."""
+    grammar = treesitter.grammar_for(path)
+    if grammar is None:
+        return []
+    root = treesitter.parse(grammar, source.encode("utf-8")).root_node
+    found: list[str] = []
+    for top in root.named_children:
+        node = top.child_by_field_name("declaration") if top.type == "export_statement" else None
+        if node is None or node.type not in _DECLARATIONS:
+            continue
+        whole = node.type in ("interface_declaration", "type_alias_declaration", "enum_declaration")
+        found.append("export " + (_text(node)[:600] if whole else _head(node)))
+        if "class" in node.type:
+            found += _members(node)
+    return [f"// module {path}", *found] if found else []
+
+
+class TypeScript:
+    """TypeScript and JavaScript: the hidden tests run with the package's own runner."""
+
+    name = "typescript"
+    fence = "ts"
+    extensions = SOURCE
+
+    def is_source(self, path: str) -> bool:
+        return path.endswith(SOURCE) and not path.endswith(".d.ts") and not is_test_file(path)
+
+    def contract(self, path: str, text: str) -> list[str]:
+        return contract(path, text)
+
+    def stub(self, path: str, text: str) -> str | None:
+        return stub_source(path, text)
+
+    def hidden_test_path(self, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        """``<stem>.hidden.test.<ext>`` in the folder the package keeps its tests in (beside
+        the first changed source when it keeps none)."""
+        first = changed[0]
+        root = package_root(first, files)
+        tests = [p for p in files if is_test_file(p) and package_root(p, files) == root]
+        tests = [p for p in tests if p.endswith(SOURCE) and "node_modules/" not in p]
+        folder = Counter(map(posixpath.dirname, tests)).most_common(1)[0][0] if tests else None
+        stem = posixpath.basename(first).split(".")[0]
+        ext = "ts" if first.endswith((".ts", ".tsx", ".mts", ".cts")) else "js"
+        return posixpath.join(folder or posixpath.dirname(first), f"{stem}.hidden.test.{ext}")
+
+    def accepts_test_path(self, path: str) -> bool:
+        return path.endswith(SOURCE) and is_test_file(path) and "node_modules/" not in path
+
+    def test_command(self, tests: Sequence[str], files: Mapping[str, str]) -> str:
+        root = package_root(tests[0], files) if tests else ""
+        rel = [posixpath.relpath(t, root) if root else t for t in tests]
+        runner = runner_of(files, root)
+        quoted = " ".join(map(shlex.quote, rel))
+        if runner == "vitest":
+            command = f"npx --no-install vitest run {quoted}"
+        elif runner in ("jest", "mocha"):
+            command = f"npx --no-install {runner} {quoted}"
+        elif runner == "bun":
+            command = f"bun test {quoted}"
+        elif any(t.endswith((".ts", ".tsx", ".mts", ".cts")) for t in tests):
+            command = f"node --import tsx --test {quoted}"
+        else:
+            command = f"node --test {quoted}"
+        return f"cd {shlex.quote(root)} && {command}" if root else command

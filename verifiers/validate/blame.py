@@ -1,0 +1,42 @@
+"""Whose fault a failing oracle run is: the task's environment, or the oracle itself.
+
+A check that fails on the completed workspace is no verifier either way, but a person (and the
+funnel) must know which: a program or package the check needs that the environment lacks, or a
+workspace package that needs a build step first, is the environment's (``environment_*``); a
+failing test or a type error in the task's own code is the oracle's (``oracle_fails``). This
+reads the runner's own output (its last lines), never a reason trajforge wrote.
+"""
+
+from __future__ import annotations
+
+import re
+
+from trajforge.records import Reason
+
+TOOLCHAIN = re.compile(
+    r"command not found|: not found$|^sh: \d+: \S+: not found|spawn \S+ ENOENT|"
+    r"No such file or directory.*(?:node|npx|bun|python3?|cargo|go)\b|"
+    r"npm (?:ERR!|error) (?:could not determine executable|missing script)|Missing script:",
+    re.MULTILINE,
+)
+"""A program, or the script the check names, is not there."""
+DEPENDENCY = re.compile(
+    r"Cannot find (?:module|package) '(?![./])[^']+'|"
+    r"ERR_MODULE_NOT_FOUND.*Cannot find package|"
+    r"error TS2307: Cannot find module '(?![./])[^']+'|"
+    r"Cannot find type definition file for|"
+    r"ModuleNotFoundError: No module named|"
+    r"Failed to (?:resolve|load) (?:import|url) \"(?![./])[^\"]+\"",
+    re.MULTILINE,
+)
+"""A package (not one of the task's own files: those are relative) cannot be loaded: not
+installed, or a workspace package whose built output (``dist/``) does not exist yet."""
+
+
+def blame(tail: str) -> Reason:
+    """The closed reason of an oracle run that failed with this output tail."""
+    if TOOLCHAIN.search(tail):
+        return Reason.ENVIRONMENT_UNAVAILABLE
+    if DEPENDENCY.search(tail):
+        return Reason.ENVIRONMENT_BUILD_FAILED
+    return Reason.ORACLE_FAILS
