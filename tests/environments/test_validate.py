@@ -135,6 +135,49 @@ def test_solutions_are_scored_through_the_environment(
     assert scores == {"nothing": 0.0, "constant": 0.0, "rewritten": 1.0}
 
 
+def _js_hacks(start: Path) -> dict[str, dict[str, str]]:
+    """The cheapest wrong solutions of the JavaScript repair: each a set of files."""
+    package = json.loads((start / "package.json").read_text())
+    tests = sorted(p.relative_to(start).as_posix() for p in (start / "test").glob("*.js"))
+    source = (start / "src/duration.js").read_text()
+    stub = source.replace("{\n", '{ throw new Error("not implemented");\n', 2)
+    return {
+        "deleted tests": {t: 'require("node:test");\n' for t in tests},
+        "weakened tests": {
+            t: (start / t).read_text().replace("assert.strictEqual(", "(") for t in tests
+        },
+        "runner config": {
+            "package.json": json.dumps({**package, "scripts": {"test": "node -e 0"}}, indent=2)
+        },
+        "stub": {"src/duration.js": stub},
+        "exit at load": {"src/duration.js": "process.exit(0);\n" + source},
+    }
+
+
+def test_js_solution_hacks_score_zero(
+    validated: tuple[Path, list[run.TaskRow]], tmp_path: Path
+) -> None:
+    """The node:test repair, judged per test from node's JUnit report: no cheap JavaScript
+    hack passes (deleted or weakened tests, a test script that does nothing, a stub, an exit
+    before any test runs)."""
+    out, _ = validated
+    folder = _repairs(out)[("pi", "nodecalc")]
+    task = load_record(Task, folder / "task.json")
+    oracle = task.validation.controls["oracle"].runs[0]
+    assert len(oracle.tests) >= 5 and oracle.tests[0].name != task.verifier.command  # per test
+    assert task.validation.evidence.test_sets is not None
+    assert task.validation.evidence.test_sets.fail_to_pass  # the clock tests
+    sandbox = load_backend("local")
+    scores = {}
+    for name, files in _js_hacks(folder / "workspace").items():
+        solution = tmp_path / name.replace(" ", "-")
+        for rel, text in files.items():
+            (solution / rel).parent.mkdir(parents=True, exist_ok=True)
+            (solution / rel).write_text(text)
+        scores[name] = verify_files(folder, task, solution, sandbox).reward
+    assert scores == dict.fromkeys(scores, 0.0), scores
+
+
 def _solutions(project: str, start):  # type: ignore[no-untyped-def]
     """(file, a cheap wrong fix, a correct fix written differently from the oracle's)."""
     if project == "nodecalc":
