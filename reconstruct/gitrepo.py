@@ -7,8 +7,9 @@ scoring hundreds of commits reads each distinct file version once.
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -25,11 +26,12 @@ class GitError(Exception):
     """A git command failed (message: the command and git's last stderr line)."""
 
 
-def git(repo: Path, *args: str) -> bytes:
-    """stdout of ``git -C repo ARGS``; GitError when it fails or times out."""
+def git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    """stdout of ``git -C repo ARGS`` (fed ``stdin``); GitError when it fails or times out."""
     try:
         done = subprocess.run(
             ["git", "-C", str(repo), *args],
+            input=stdin,
             capture_output=True,
             timeout=GIT_TIMEOUT_S,
             check=False,
@@ -73,19 +75,52 @@ def resolve_commit(repo: Path, rev: str) -> str | None:
     return out.decode().strip() or None
 
 
-def commit_times(repo: Path) -> list[tuple[str, int]]:
-    """(hash, committer time) of every commit reachable from any ref, newest first."""
+@dataclass(frozen=True)
+class Commit:
+    """One commit of the history: hash, committer time (epoch seconds), parents (first first)."""
+
+    sha: str
+    time: int
+    parents: tuple[str, ...] = ()
+
+
+def commit_log(repo: Path) -> list[Commit]:
+    """Every commit reachable from any ref, newest (by committer time) first."""
     try:
-        out = git(repo, "log", "--all", "--format=%H %ct").decode()
+        out = git(repo, "log", "--all", "--format=%H %ct %P").decode()
     except GitError:
         return []  # an empty repository has no commits
     found = []
     for line in out.splitlines():
-        sha, _, stamp = line.partition(" ")
+        sha, _, rest = line.partition(" ")
+        stamp, _, parents = rest.partition(" ")
         if stamp.isdigit():
-            found.append((sha, int(stamp)))
-    found.sort(key=lambda c: -c[1])
+            found.append(Commit(sha, int(stamp), tuple(parents.split())))
+    found.sort(key=lambda c: -c.time)
     return found
+
+
+def commit_at(repo: Path, sha: str) -> Commit | None:
+    """One commit's time and parents (None when the checkout lacks it)."""
+    try:
+        out = git(repo, "log", "-1", "--format=%H %ct %P", sha, "--").decode().split()
+    except GitError:
+        return None
+    return Commit(out[0], int(out[1]), tuple(out[2:])) if len(out) >= 2 else None
+
+
+def blob_id(data: bytes) -> str:
+    """The id git gives a file holding ``data`` (SHA-1 object format)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def present(repo: Path, oids: Iterable[str]) -> set[str]:
+    """Which of the object ids the repository's object store holds (one ``cat-file`` call)."""
+    wanted = sorted(set(oids))
+    if not wanted:
+        return set()
+    out = git(repo, "cat-file", "--batch-check", stdin="\n".join(wanted).encode() + b"\n")
+    return {line.split()[0] for line in out.decode().splitlines() if not line.endswith("missing")}
 
 
 def branch_containing(repo: Path, commit: str) -> str | None:
@@ -200,15 +235,75 @@ class Blobs:
         self.close()
 
 
+@dataclass
+class Trees:
+    """Paths looked up in commits' trees through a :class:`Blobs` process; every tree object is
+    parsed once, so commits sharing most of their folders cost little more than one."""
+
+    blobs: Blobs
+    parsed: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
+
+    def lookup(self, commit: str, paths: Sequence[str]) -> dict[str, str]:
+        """Blob id of each of ``paths`` in ``commit`` (absent paths, links and submodules left
+        out); like :func:`tree_ids`, without a process per commit."""
+        root = self._root(commit)
+        found: dict[str, str] = {}
+        for path in paths if root is not None else ():
+            oid: str | None = root
+            mode = "40000"
+            for part in path.split("/"):
+                entry = self._entries(oid).get(part) if oid and mode == "40000" else None
+                oid, mode = (entry[1], entry[0]) if entry else (None, "")
+            if oid is not None and mode in ("100644", "100755", "100664"):
+                found[path] = oid
+        return found
+
+    def _root(self, commit: str) -> str | None:
+        data = self.blobs.read(commit)
+        if not data or not data.startswith(b"tree "):
+            return None
+        return data[5 : data.index(b"\n")].decode()
+
+    def _entries(self, oid: str) -> dict[str, tuple[str, str]]:
+        if oid not in self.parsed:
+            self.parsed[oid] = _parse_tree_object(self.blobs.read(oid) or b"", len(oid) // 2)
+        return self.parsed[oid]
+
+
+def _parse_tree_object(data: bytes, width: int) -> dict[str, tuple[str, str]]:
+    """Name → (mode, id) of a raw tree object (``<mode> <name>\\0<id bytes>`` entries)."""
+    entries: dict[str, tuple[str, str]] = {}
+    pos = 0
+    while pos < len(data):
+        space = data.index(b" ", pos)
+        nul = data.index(b"\0", space)
+        name = data[space + 1 : nul].decode(errors="surrogateescape")
+        entries[name] = (data[pos:space].decode(), data[nul + 1 : nul + 1 + width].hex())
+        pos = nul + 1 + width
+    return entries
+
+
 def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
     assert proc.stdin is not None and proc.stdout is not None
     return proc.stdin, proc.stdout
 
 
+def tree_paths(repo: Path, commit: str = "HEAD") -> list[str]:
+    """Every file path at ``commit`` (names only)."""
+    out = git(repo, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
+    return [name.decode(errors="surrogateescape") for name in filter(None, out.split(b"\0"))]
+
+
 def tree_texts(repo: Path, commit: str, subdir: str = "") -> dict[str, str]:
     """Text files under ``subdir`` at ``commit``, relative to ``subdir`` (binary, huge skipped)."""
+    return tree_files(repo, commit, subdir)[0]
+
+
+def tree_files(repo: Path, commit: str, subdir: str = "") -> tuple[dict[str, str], frozenset[str]]:
+    """(text files, every file path) under ``subdir`` at ``commit``, relative to ``subdir``."""
     listing = tree_listing(repo, commit, subdir)
     prefix = f"{subdir.rstrip('/')}/" if subdir else ""
+    every = frozenset(p[len(prefix) :] for p in listing if p.startswith(prefix))
     files: dict[str, str] = {}
     with Blobs(repo) as blobs:
         for path, (oid, size) in sorted(listing.items()):
@@ -218,4 +313,4 @@ def tree_texts(repo: Path, commit: str, subdir: str = "") -> dict[str, str]:
             text = as_text(data) if data is not None else None
             if text is not None:
                 files[path[len(prefix) :]] = text
-    return files
+    return files, every

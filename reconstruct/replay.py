@@ -65,6 +65,10 @@ class Replay:
     shell_commands: list[tuple[int, str]] = field(default_factory=list)
     mutations: list[int] = field(default_factory=list)
     """Event indices of successful writes / edits / patches / mutating shell commands."""
+    started_with: frozenset[str] | None = None
+    """Every file of the starting tree when it is known (a recovered commit): a file outside it
+    that the session changed without its content being known was created during the session
+    (by a command replay could not follow), not there from the start. None: unknown."""
 
     def current(self, path: str) -> str | None:
         versions = self.history.get(path)
@@ -81,7 +85,8 @@ class Replay:
         partial: set[str] = set()
         missing: set[str] = set()
         for path, versions in self.history.items():
-            version = _version_at(versions, index)
+            existed = self.started_with is None or path in self.started_with
+            version = _version_at(versions, index, existed)
             if version is None or version.origin == "deleted":
                 continue
             if version.partial:
@@ -97,13 +102,14 @@ class Replay:
         return [cmd for i, cmd in self.shell_commands if first <= i <= last]
 
 
-def _version_at(versions: Sequence[Version], index: int) -> Version | None:
-    """The version in force at ``index``, back-propagating first observations."""
+def _version_at(versions: Sequence[Version], index: int, existed: bool = True) -> Version | None:
+    """The version in force at ``index``, back-propagating first observations (a change of
+    unknown content only when the file may have ``existed`` at the start)."""
     past = [v for v in versions if v.index <= index]
     if past:
         return past[-1]
     first = versions[0]
-    if first.origin in _PRE_EXISTING:
+    if first.origin in _PRE_EXISTING and (existed or first.origin in ("base", "read")):
         # Read, edited or shell-changed before ever being written: it existed already.
         if first.origin in ("base", "read"):
             return first
@@ -111,9 +117,14 @@ def _version_at(versions: Sequence[Version], index: int) -> Version | None:
     return None
 
 
-def replay(events: Sequence[Event], root: str | None, base: dict[str, str] | None = None) -> Replay:
+def replay(
+    events: Sequence[Event],
+    root: str | None,
+    base: dict[str, str] | None = None,
+    started_with: frozenset[str] | None = None,
+) -> Replay:
     """Apply every successful file effect in order; never raises on bad data."""
-    state = Replay(root=root)
+    state = Replay(root=root, started_with=started_with)
     for path, content in (base or {}).items():
         state.record(path, Version(-1, content, "base"))
     calls: dict[str, Event] = {}

@@ -11,6 +11,10 @@ strongest evidence first:
    remote repository or its folder; the rest of the cwd is the session's folder inside it.
 
 Every match is a :class:`Candidate`; :mod:`.commits` scores them by content and the best wins.
+When none of them holds what the session read (no cwd recorded, a renamed project, a Windows or
+macOS path from another machine), :func:`by_content` looks for the session's files in every
+given checkout's history (``content``): a checkout qualifies when its object store holds at least
+:data:`MIN_CONTENT_FILES` and :data:`~.commits.MIN_MATCH` of the files the session read whole.
 """
 
 from __future__ import annotations
@@ -26,20 +30,38 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from trajforge.errors import UsageError
-from trajforge.reconstruct.gitrepo import remote_urls, toplevel
+from trajforge.reconstruct.commits import MIN_MATCH
+from trajforge.reconstruct.evidence import normal
+from trajforge.reconstruct.gitrepo import (
+    GitError,
+    blob_id,
+    present,
+    remote_urls,
+    toplevel,
+    tree_paths,
+)
 from trajforge.records import RepoFoundBy, SessionHeader
 
 log = logging.getLogger(__name__)
 
+FoundBy = RepoFoundBy
+"""How a checkout was matched: by cwd, remote, name, a mapping, or ``content`` (its history holds
+the files the session read)."""
 SCAN_DEPTH = 2
 """How deep below a ``--repos`` DIR checkouts are looked for (DIR/owner/repo is depth 2)."""
-STRENGTH: dict[RepoFoundBy, int] = {
+MIN_CONTENT_FILES = 2
+"""Least whole-file reads a checkout's history must hold to be the session's by content alone
+(one file, a LICENSE or an empty README, says little about which project it was)."""
+MAX_CONTENT_FILES = 200
+"""Whole-file reads looked up per checkout (bounds the time on sessions that read thousands)."""
+STRENGTH: dict[FoundBy, int] = {
     "base_repo": 0,
     "repo_map": 0,
     "cwd": 1,
     "recorded_url": 2,
     "remote_name": 3,
     "folder_name": 4,
+    "content": 5,
 }
 """Order of the matching rules (lower: stronger); breaks ties between equally good commits."""
 _SCP_URL = re.compile(r"^(?:[\w.-]+@)?([\w.-]+):(?!//)(.+)$")
@@ -78,7 +100,9 @@ class Candidate:
     checkout: Checkout
     subdir: str
     """The session's folder inside the checkout ('' at the top)."""
-    found_by: RepoFoundBy
+    found_by: FoundBy
+    held: int = 0
+    """With ``content``: how many of the session's whole-file reads the history holds."""
 
 
 def parse_map(spec: str) -> tuple[str, str]:
@@ -251,3 +275,46 @@ def _unique(found: Iterable[Candidate]) -> list[Candidate]:
             seen.add(key)
             kept.append(cand)
     return kept
+
+
+def by_content(texts: dict[str, str], dirs: tuple[str, ...]) -> list[Candidate]:
+    """Checkouts whose history holds the files the session read whole (``texts``: session path →
+    content), most files first; each placed at the folder where those paths lie at its HEAD."""
+    wanted = {p: _blob_ids(t) for p, t in sorted(texts.items())[:MAX_CONTENT_FILES]}
+    if len(wanted) < MIN_CONTENT_FILES:
+        return []
+    found: list[Candidate] = []
+    for checkout in discover(dirs):
+        try:
+            have = present(checkout.path, (i for ids in wanted.values() for i in ids))
+        except GitError as exc:
+            log.debug("content search in %s: %s", checkout.path, exc)
+            continue
+        hits = [p for p, ids in wanted.items() if ids & have]
+        if len(hits) >= MIN_CONTENT_FILES and len(hits) >= MIN_MATCH * len(wanted):
+            found.append(Candidate(checkout, _folder_of(checkout, hits), "content", len(hits)))
+    return sorted(found, key=lambda c: -c.held)
+
+
+def _blob_ids(text: str) -> set[str]:
+    """Ids of the file as git may hold it: trailing newline or not, LF or CRLF."""
+    body = normal(text)
+    crlf = body.replace("\n", "\r\n")
+    forms = (text, body, body + "\n", crlf + "\r\n")
+    return {blob_id(f.encode("utf-8", errors="surrogateescape")) for f in forms}
+
+
+def _folder_of(checkout: Checkout, paths: Sequence[str]) -> str:
+    """The folder of the checkout under which most of ``paths`` lie at HEAD ('' for the top)."""
+    try:
+        tree = tree_paths(checkout.path)
+    except GitError:
+        return ""
+    counts: dict[str, int] = {}
+    for path in paths:
+        for prefix in {t[: -len(path)] for t in tree if t == path or t.endswith("/" + path)}:
+            counts[prefix] = counts.get(prefix, 0) + 1
+    if not counts:
+        return ""
+    best = max(counts.items(), key=lambda kv: (kv[1], -len(kv[0])))[0]
+    return best.rstrip("/")

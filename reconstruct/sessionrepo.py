@@ -5,18 +5,21 @@
 when the match is good its ``base`` (the checkout's text files at the commit, under the
 session's folder, with the session's own reads where the commit differs) is what replay
 starts from, so each episode's workspace is the repository plus the session's earlier edits.
+The checkouts named by the session (cwd, remote, folder names) are tried first; when none of
+them matches, every given checkout whose history holds the session's files (``content``).
 """
 
 from __future__ import annotations
 
 import logging
-import posixpath
 from dataclasses import dataclass
+from pathlib import Path
 
-from trajforge.reconstruct.commits import MIN_MATCH, Choice, Read, choose, evidence, started_at
-from trajforge.reconstruct.gitrepo import GitError, tree_texts
+from trajforge.reconstruct.commits import MIN_MATCH, Choice, choose, started_at
+from trajforge.reconstruct.evidence import Evidence, collect, full_reads
+from trajforge.reconstruct.gitrepo import GitError, tree_files
 from trajforge.reconstruct.replay import Replay, replay
-from trajforge.reconstruct.repos import STRENGTH, Candidate, RepoSearch, candidates
+from trajforge.reconstruct.repos import STRENGTH, Candidate, RepoSearch, by_content, candidates
 from trajforge.records import RepoMatch, Session
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,8 @@ class Recovered:
 
     base: dict[str, str] | None
     match: RepoMatch
+    started_with: frozenset[str] | None = None
+    """Every file path of the starting tree (binary and huge ones too), when it is known."""
 
 
 def replay_session(
@@ -46,61 +51,73 @@ def replay_session(
     recovered = recover(session, probe, search)
     if recovered.base is None:
         return probe, recovered.match
-    return replay(session.events, root, recovered.base), recovered.match
+    return replay(session.events, root, recovered.base, recovered.started_with), recovered.match
+
+
+_Best = tuple[tuple[bool, float, int], Candidate, Choice]
 
 
 def recover(session: Session, probe: Replay, search: RepoSearch) -> Recovered:
     """Match the session to a checkout and a commit; ``probe`` is its replay without a base."""
-    header = session.header
-    found = candidates(header, search)
-    if not found:
-        return Recovered(None, _not_found(session, search))
-    reads = evidence(probe)
-    best: tuple[tuple[bool, float, int], Candidate, Choice] | None = None
+    evidence = collect(probe)
+    named = candidates(session.header, search)
+    best = _best(named, evidence, session)
+    if best is None or not best[2].confident:
+        tried = {(c.checkout.path, c.subdir) for c in named}
+        found = by_content(full_reads(evidence.reads), search.dirs)
+        fresh = [c for c in found if (c.checkout.path, c.subdir) not in tried]
+        best = _best(fresh, evidence, session, best)
+    if best is None:
+        why = "git could not read the checkouts" if named else ""
+        return Recovered(None, _not_found(session, search, why))
+    _, cand, choice = best
+    match = _record(cand, choice, session.header.git.repository_url if session.header.git else None)
+    if choice.empty_start:
+        return Recovered({}, match, frozenset())
+    if not choice.confident or choice.commit is None:
+        return Recovered(None, match)
+    try:
+        files, every = tree_files(cand.checkout.path, choice.commit, cand.subdir)
+    except GitError as exc:
+        log.warning("%s: %s", cand.checkout.path, exc)
+        return Recovered(None, match.model_copy(update={"status": "ambiguous", "detail": str(exc)}))
+    for path in match.unmatched:  # the working tree differed from the commit: keep what was read
+        read = evidence.reads.get(path)
+        if read is not None and not read.partial:
+            files[path] = read.text
+    return Recovered(files, match, every)
+
+
+def _best(
+    found: list[Candidate], evidence: Evidence, session: Session, best: _Best | None = None
+) -> _Best | None:
+    """The best of ``best`` and ``found``: confident first, then score, then the stronger rule."""
     for cand in found:
-        choice = _choose(cand, reads, session)
+        choice = _choose(cand, evidence, session)
         if choice is None:
             continue
         rank = (choice.confident, choice.score or 0.0, -STRENGTH[cand.found_by])
         if best is None or rank > best[0]:
             best = (rank, cand, choice)
-    if best is None:
-        return Recovered(None, _not_found(session, search, "git could not read the checkouts"))
-    _, cand, choice = best
-    match = _record(cand, choice, header.git.repository_url if header.git else None)
-    if not choice.confident or choice.commit is None:
-        return Recovered(None, match)
-    try:
-        files = tree_texts(cand.checkout.path, choice.commit, cand.subdir)
-    except GitError as exc:
-        log.warning("%s: %s", cand.checkout.path, exc)
-        return Recovered(None, match.model_copy(update={"status": "ambiguous", "detail": str(exc)}))
-    for path in match.unmatched:  # the working tree differed from the commit: keep what was read
-        read = reads.get(path)
-        if read is not None and not read.partial:
-            files[path] = read.text
-    return Recovered(files, match)
+    return best
 
 
-def _choose(cand: Candidate, reads: dict[str, Read], session: Session) -> Choice | None:
+def _choose(cand: Candidate, evidence: Evidence, session: Session) -> Choice | None:
     git = session.header.git
     branch = git.branch if git and git.branch not in DETACHED else None
-    keyed = {_join(cand.subdir, p): r for p, r in reads.items()}
+    keyed = evidence.under(cand.subdir)
     try:
         return choose(
             cand.checkout.path,
-            keyed,
+            keyed.reads,
             recorded=git.commit if git else None,
             branch=branch,
             started=started_at(session.header.started_at),
+            outputs=keyed.outputs,
         )
     except GitError as exc:
         log.warning("%s: %s", cand.checkout.path, exc)
         return None
-
-
-def _join(subdir: str, path: str) -> str:
-    return posixpath.join(subdir, path) if subdir else path
 
 
 def _strip(subdir: str, paths: tuple[str, ...]) -> tuple[str, ...]:
@@ -109,8 +126,9 @@ def _strip(subdir: str, paths: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _record(cand: Candidate, choice: Choice, recorded_url: str | None) -> RepoMatch:
-    confident = choice.confident and choice.commit is not None
+    confident = choice.confident
     checkout = cand.checkout
+    how = _content_note(cand) if cand.found_by == "content" else ""
     return RepoMatch(
         status="found" if confident else "ambiguous",
         url=recorded_url or (checkout.urls[0] if checkout.urls else None),
@@ -123,14 +141,22 @@ def _record(cand: Candidate, choice: Choice, recorded_url: str | None) -> RepoMa
         match=round(choice.score, 4) if choice.score is not None else None,
         compared=choice.compared,
         matched=len(choice.matched),
-        unmatched=_strip(cand.subdir, choice.unmatched),
+        unmatched=_strip(cand.subdir, choice.unmatched + choice.uncommitted),
         untracked=_strip(cand.subdir, choice.untracked),
         commits_searched=choice.searched,
-        detail=(choice.note + ("" if confident else _why_ambiguous(checkout.path.name, choice))),
+        detail=how + choice.note + ("" if confident else _why_ambiguous(checkout.path, choice)),
     )
 
 
-def _why_ambiguous(name: str, choice: Choice) -> str:
+def _content_note(cand: Candidate) -> str:
+    return (
+        f"found by content: the history of {cand.checkout.path.name} holds {cand.held} of the "
+        f"files the session read whole (its cwd, remote and folder names match no checkout). "
+    )
+
+
+def _why_ambiguous(path: Path, choice: Choice) -> str:
+    name = path.name
     if choice.commit is None:
         return f"{name}: no commit to start from"
     if not choice.compared:
@@ -154,7 +180,8 @@ def _not_found(session: Session, search: RepoSearch, why: str = "") -> RepoMatch
     where = ", ".join(search.dirs) or "none given"
     fix = f"--repo-map {header.cwd}=DIR" if header.cwd else "--base-repo DIR@REV"
     detail = (
-        f"no checkout matches the session ({'; '.join(looked)}) in --repos {where}"
-        f"{'; ' + why if why else ''}; add its checkout with --repos DIR or map it with {fix}"
+        f"no checkout matches the session ({'; '.join(looked)}) in --repos {where}, nor holds "
+        f"the files it read{'; ' + why if why else ''}; add its checkout with --repos DIR or "
+        f"map it with {fix}"
     )
     return RepoMatch(status="not_found", url=url, detail=detail)

@@ -124,11 +124,11 @@ def test_summary_counts_sessions_by_repository_outcome(
     assert stored["repos"] == summary.repos
 
 
-def test_recorded_cwd_not_here_only_repo_map_finds_it(
+def test_recorded_cwd_not_here_is_found_by_content_or_mapped(
     checkouts: tuple[Path, dict[str, list[str]]], tmp_path: Path
 ) -> None:
     recorded = RECORD_ROOT / "nodecalc"
-    assert not recorded.exists()  # the recording folder is gone: only a mapping can place it
+    assert not recorded.exists()  # the recording folder is gone: no name or path places it
     elsewhere = tmp_path / "elsewhere"
     hashes = make_repo("nodecalc", elsewhere / "work-copy")
     session = _session("pi", "nodecalc")
@@ -137,8 +137,10 @@ def test_recorded_cwd_not_here_only_repo_map_finds_it(
         tmp_path / "a",
         pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(elsewhere),))),
     )
-    assert plain.repos == {"pi": {"not_found": 1}}
-    assert _repair(tmp_path / "a", "pi").source.repo.status == "not_found"  # type: ignore[union-attr]
+    assert plain.repos == {"pi": {"found": 1}}  # its history holds the files the session read
+    by_content = _repair(tmp_path / "a", "pi").source.repo
+    assert by_content is not None and by_content.commit == hashes[SESSION_COMMIT]
+    assert by_content.found_by == "content" and "found by content" in by_content.detail
     mapped = RepoSearch(mapping=((str(recorded), str(elsewhere / "work-copy")),))
     pipeline.run([session], tmp_path / "b", pipeline.ReconstructSpec(repos=mapped))
     repo = _repair(tmp_path / "b", "pi").source.repo

@@ -12,7 +12,9 @@ from trajforge.records.upgrade import TASK_SCHEMA, upgrade_task
 from trajforge.records.validation import Validation
 
 RepoStatus = Literal["found", "not_found", "ambiguous"]
-RepoFoundBy = Literal["base_repo", "repo_map", "cwd", "recorded_url", "remote_name", "folder_name"]
+RepoFoundBy = Literal[
+    "base_repo", "repo_map", "cwd", "recorded_url", "remote_name", "folder_name", "content"
+]
 CommitChosenBy = Literal["given", "recorded", "content_match"]
 
 
