@@ -16,6 +16,7 @@ environment's identity (one build per hash) and part of the task record.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import posixpath
 import re
@@ -76,7 +77,7 @@ def detect(
     inputs: dict[str, str] = {}
     for recipe in [*_node(files), *_python(files, setup), *_compiled(files)]:
         recipes.append(recipe)
-        for path in (recipe.manifest, *recipe.lockfiles):
+        for path in (recipe.manifest, *recipe.lockfiles, *recipe.workspaces):
             if path in files:
                 inputs[path] = sha256_hex(files[path].encode("utf-8", "surrogateescape"))
     needs = _needs(command or "", recipes)
@@ -84,7 +85,7 @@ def detect(
         return None
     identity = {
         "version": RECIPE_VERSION,
-        "recipes": [r.model_dump(mode="json") for r in recipes],
+        "recipes": [_identity(r) for r in recipes],
         "inputs": inputs,
     }
     return Environment(
@@ -93,6 +94,35 @@ def detect(
         hash=sha256_hex(canonical_json(identity)),
         needs=needs,
     )
+
+
+def _identity(recipe: EnvironmentRecipe) -> dict[str, object]:
+    """A recipe as its environment's hash reads it (without an empty ``workspaces``, so that
+    recipes written before workspaces were installed keep their hashes)."""
+    skip = {"workspaces"} if not recipe.workspaces else set()
+    return recipe.model_dump(mode="json", exclude=skip)
+
+
+_PNPM_PACKAGES = re.compile(r"^\s*-\s*['\"]?([^'\"\n#]+)", re.MULTILINE)
+
+
+def workspace_members(root: str, data: dict[str, object], files: Mapping[str, str]) -> list[str]:
+    """The member manifests of a workspace root (``workspaces`` in its package.json, as a list or
+    ``{"packages": [...]}``; ``pnpm-workspace.yaml``'s ``packages`` are read the same way)."""
+    raw = data.get("workspaces")
+    patterns = raw.get("packages") if isinstance(raw, dict) else raw
+    if not isinstance(patterns, list):
+        pnpm = files.get(posixpath.join(root, "pnpm-workspace.yaml"), "")
+        patterns = _PNPM_PACKAGES.findall(pnpm)
+    base = f"{root}/" if root else ""
+    found = []
+    for manifest in sorted(p for p in files if p.endswith("/package.json") and p.startswith(base)):
+        folder = posixpath.dirname(manifest)[len(base) :]
+        if not _in_node_modules(manifest) and any(
+            fnmatch.fnmatch(folder, str(pattern).rstrip("/")) for pattern in patterns
+        ):
+            found.append(manifest)
+    return found
 
 
 def _in_node_modules(path: str) -> bool:
@@ -109,7 +139,7 @@ def _node(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
         if root and not locks:
             continue  # a workspace member: the top folder's install covers it
         data = _json(files[manifest])
-        if not any(data.get(k) for k in DEPENDENCY_KEYS):
+        if not any(data.get(k) for k in (*DEPENDENCY_KEYS, "workspaces")):
             continue  # nothing to install; node itself is checked as a need
         found.append(_node_recipe(root, manifest, locks, data, files))
     return found
@@ -132,6 +162,7 @@ def _node_recipe(
     if manager == "npm" and needs_tsx(files, root):  # hidden tests: node --import tsx --test
         install.append(f"npm install --no-save --no-package-lock --ignore-scripts --no-audit {TSX}")
     return EnvironmentRecipe(
+        workspaces=tuple(workspace_members(root, data, files)),
         ecosystem="node",
         manager=manager,  # type: ignore[arg-type]
         manager_version=version,

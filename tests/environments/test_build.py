@@ -176,3 +176,37 @@ def test_rust_needs_crates_io_and_says_so(tmp_path: Path) -> None:
     message = str(caught.value)
     assert caught.value.reason is Reason.ENVIRONMENT_UNAVAILABLE
     assert message.startswith("environment_unavailable: cargo: ") and "; fix: " in message
+
+
+WORKSPACE_FIXTURE = Path(__file__).parents[1] / "fixtures" / "npm_workspace"
+"""An npm workspace: @mono/b depends on its sibling @mono/a and on ms 2.1.2 (not hoisted: the
+root has ms 2.1.3 for @mono/a). Lockfile written by ``npm install --package-lock-only``."""
+
+
+@pytest.mark.slow
+def test_npm_workspaces_install_their_members_and_link_them_live(tmp_path: Path) -> None:
+    """Members' manifests are installed with the root lockfile; a member's import of its
+    sibling reaches the sibling's code in the workspace (not a copy of its manifest), and a
+    member's own non-hoisted dependency is its own version."""
+    files = {
+        p.relative_to(WORKSPACE_FIXTURE).as_posix(): p.read_text()
+        for p in sorted(WORKSPACE_FIXTURE.rglob("*.json"))
+    }
+    env = _env(files)
+    assert env.recipes[0].workspaces == ("packages/a/package.json", "packages/b/package.json")
+    assert set(env.inputs) == set(files)
+    ensure(env, files, tmp_path / "cache")
+    folder = store.folder(tmp_path / "cache", env.hash)
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = tmp_path / "ws"
+    for rel, text in files.items():
+        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / rel).write_text(text)
+    (workspace / "packages/a/index.js").write_text("module.exports = () => 'live a';\n")
+    (workspace / "packages/b/index.js").write_text(
+        "console.log(require('@mono/a')(), require('ms/package.json').version)\n"
+    )
+    with sandbox.session(workspace, Limits(timeout_s=60)) as box:
+        ran = box.run("cd packages/b && node index.js")
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stdout.strip() == "live a 2.1.2"

@@ -177,6 +177,9 @@ class EnvironmentRecipe(BaseModel):
     """Programs it needs (``node``, ``npm``, ``python3``, ``cargo``...)."""
     python: str | None = None
     """Python: the ``major.minor`` the packages are installed for."""
+    workspaces: tuple[str, ...] = ()
+    """Node: the manifests of the workspace members (npm / yarn / pnpm workspaces) installed
+    with the root's lockfile, relative to the workspace."""
 
 
 class Environment(BaseModel):

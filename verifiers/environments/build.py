@@ -30,6 +30,7 @@ from pathlib import Path
 from trajforge.errors import TrajforgeError
 from trajforge.records import Environment, EnvironmentRecipe, Reason, sha256_hex
 from trajforge.verifiers.environments import cache as store
+from trajforge.verifiers.environments.session import WORKSPACE
 from trajforge.verifiers.environments.toolchain import (
     missing_tool,
     reachable,
@@ -218,18 +219,39 @@ def _build_node(
     work = stage / "node" / recipe.root
     work.mkdir(parents=True, exist_ok=True)
     base = f"{recipe.root}/" if recipe.root else ""
-    for rel in (recipe.manifest, *recipe.lockfiles, *(base + n for n in NODE_CONFIG_FILES)):
-        if rel in files:
-            (work / Path(rel).name).write_text(
-                files[rel], encoding="utf-8", errors="surrogateescape"
-            )
+    config = (base + n for n in NODE_CONFIG_FILES)
+    for rel in (recipe.manifest, *recipe.lockfiles, *config, *recipe.workspaces):
+        if rel in files:  # members keep their folders: the install links them as workspaces
+            target = work / rel[len(base) :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(files[rel], encoding="utf-8", errors="surrogateescape")
     _run(_node_argv(recipe, cache), work, _tool_env(cache), recipe.manager)
+    for extra in recipe.install[1:]:  # tools the hidden tests need (the tsx loader)
+        _run([*shlex.split(extra), *NPM_FLAGS], work, _tool_env(cache), recipe.manager)
+    relink_workspaces(work, f"{WORKSPACE}/{recipe.root}".rstrip("/"))
     (work / ".trajforge-build.log").rename(stage / f"build-{recipe.manager}.log")
     tools = {"node": version("node"), "npm": version("npm")}
     if recipe.manager != "npm" and recipe.manager_version:
         _keep_manager(recipe.manager, recipe.manager_version, cache, stage)
         tools[recipe.manager] = recipe.manager_version
     return tools
+
+
+def relink_workspaces(work: Path, live: str) -> int:
+    """Point the install's links to workspace members at where the members are in a sandbox
+    (``live``: the workspace folder of the recipe's root), not at the manifests copied here;
+    how many were relinked."""
+    count = 0
+    modules = work / "node_modules"
+    for link in [*modules.glob("*"), *modules.glob("@*/*")] if modules.is_dir() else []:
+        if not link.is_symlink():
+            continue
+        target = (link.parent / os.readlink(link)).resolve()
+        if target.is_relative_to(work.resolve()) and "node_modules" not in target.parts:
+            link.unlink()
+            link.symlink_to(f"{live}/{target.relative_to(work.resolve()).as_posix()}")
+            count += 1
+    return count
 
 
 def _keep_manager(manager: str, release: str, cache: Path, stage: Path) -> None:

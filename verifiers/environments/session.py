@@ -92,7 +92,19 @@ class EnvSandbox:
             lines.append(f"mkdir -p {shlex.quote(folder)}")
             lines.append(f"rm -rf {shlex.quote(link)}")
             lines.append(f"ln -s {shlex.quote(target)} {shlex.quote(link)}")
+            lines += self._member_links(recipe)
         return "\n".join(lines) if len(lines) > 1 else ""
+
+    def _member_links(self, recipe: EnvironmentRecipe) -> list[str]:
+        """Workspace members' own node_modules (what the install did not hoist), linked where
+        the built environment has one."""
+        lines = []
+        for manifest in recipe.workspaces:
+            member = manifest.rsplit("/", 1)[0]
+            target = shlex.quote(f"{self.env_root}/node/{member}/node_modules")
+            link = shlex.quote(f"{WORKSPACE}/{member}/node_modules")
+            lines.append(f"if [ -d {target} ]; then rm -rf {link}; ln -s {target} {link}; fi")
+        return lines
 
     def run_env(self) -> dict[str, str]:
         """Variables every run gets."""

@@ -33,6 +33,23 @@ DEPENDENCY = re.compile(
 installed, or a workspace package whose built output (``dist/``) does not exist yet."""
 
 
+TELLING = re.compile(
+    r"error TS\d+|\bError\b|\bERR_|\bFAIL\b|✖|×|Traceback|AssertionError|"
+    r"not found|Cannot find|No such file|Missing script",
+)
+"""Lines of a failed run's output that say why (kept, with the output's last lines)."""
+MAX_TELLING = 8
+
+
+def telling_lines(output: str) -> list[str]:
+    """The first distinct lines of ``output`` that say why a run failed (environment problems
+    first, then errors), at most :data:`MAX_TELLING`."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    first = [line for line in lines if TOOLCHAIN.search(line) or DEPENDENCY.search(line)]
+    found = list(dict.fromkeys([*first, *(line for line in lines if TELLING.search(line))]))
+    return [line[:300] for line in found[:MAX_TELLING]]
+
+
 def blame(tail: str) -> Reason:
     """The closed reason of an oracle run that failed with this output tail."""
     if TOOLCHAIN.search(tail):

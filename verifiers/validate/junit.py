@@ -158,7 +158,7 @@ def judge(
         test = TestResult(name=command, outcome=outcome, message=f"exit {result.exit_code}")
         if result.exit_code == 0:
             return _outcome("pass", result, (test,))
-        return _outcome("fail", result, (test,), output_tail(result))  # what it printed
+        return _outcome("fail", result, (test,), _why(result))  # what it printed
     tests = parse_junit(report or "")
     if tests is None:
         if result.exit_code == 0:
@@ -180,6 +180,17 @@ def _judge_report(result: RunResult, runner: TestRunner, report: str | None) -> 
     detail = f"{runner.name}: exit {result.exit_code}, {why}"
     tail = output_tail(result)
     return _outcome("error", result, tests or (), f"{detail}\n{tail}" if tail else detail)
+
+
+def _why(result: RunResult) -> str:
+    """A failed check's telling lines (:func:`~.blame.telling_lines`), then its last lines."""
+    from trajforge.verifiers.validate.blame import telling_lines
+
+    telling = telling_lines(_ANSI.sub("", f"{result.stdout}\n{result.stderr}"))
+    tail = output_tail(result)
+    if not telling:
+        return tail
+    return "\n".join([*telling, "…", tail]) if tail else "\n".join(telling)
 
 
 def output_tail(result: RunResult, lines: int = _TAIL_LINES) -> str:
