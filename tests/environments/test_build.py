@@ -210,3 +210,27 @@ def test_npm_workspaces_install_their_members_and_link_them_live(tmp_path: Path)
         ran = box.run("cd packages/b && node index.js")
     assert ran.exit_code == 0, ran.stderr
     assert ran.stdout.strip() == "live a 2.1.2"
+
+
+def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> None:
+    """As pi-mono's web-ui: a tarball URL outside the registries (xlsx from the vendor's CDN)
+    cannot be fetched here; the rejection names it and is not blamed on the build."""
+    import subprocess
+
+    from trajforge.verifiers.environments.build import _failed
+
+    stderr = (
+        "npm error code ENOTFOUND\nnpm error network request to "
+        "https://cdn.example.invalid/xlsx-0.20.3/xlsx-0.20.3.tgz failed, reason: getaddrinfo "
+        "ENOTFOUND cdn.example.invalid\nnpm error A complete log of this run can be found in: "
+        "/x/debug-0.log\n"
+    )
+    done = subprocess.CompletedProcess(["npm", "ci"], 1, "", stderr)
+    problem = _failed("npm ci", done)
+    assert problem.reason == Reason.ENVIRONMENT_UNAVAILABLE
+    assert "https://cdn.example.invalid/xlsx-0.20.3/xlsx-0.20.3.tgz" in str(problem)
+    other = subprocess.CompletedProcess(
+        ["npm", "ci"], 1, "", "npm error code E404\n" + stderr[-80:]
+    )
+    failed = _failed("npm ci", other)
+    assert failed.reason == Reason.ENVIRONMENT_BUILD_FAILED and "E404" in str(failed)

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import platform
+import re
 import shlex
 import shutil
 import subprocess
@@ -176,11 +177,30 @@ def _run(argv: list[str], cwd: Path, env: Mapping[str, str], manager: str) -> No
         return
     if not reachable(registry_of(manager).host):
         raise _unavailable(unreachable(manager))
-    lines = [ln.strip() for ln in (done.stderr or done.stdout).splitlines() if ln.strip()]
+    raise _failed(shown, done)
+
+
+_ELSEWHERE = re.compile(r"request to (https?://([^/\s]+)\S*) failed, reason: getaddrinfo")
+"""A dependency fetched from a host that is not a package registry (a tarball URL)."""
+
+
+def _failed(shown: str, done: subprocess.CompletedProcess[str]) -> EnvironmentProblem:
+    """Why an install failed, in its own most telling line (npm's closing "A complete log of
+    this run…" is not one); a dependency from an unreachable host is environment_unavailable."""
+    text = f"{done.stdout}\n{done.stderr}"
+    elsewhere = _ELSEWHERE.search(text)
+    if elsewhere is not None and not reachable(elsewhere.group(2)):
+        return _unavailable(
+            f"{Reason.ENVIRONMENT_UNAVAILABLE}: `{shown}` needs {elsewhere.group(1)}, and "
+            f"{elsewhere.group(2)} cannot be reached from here (only the package registries "
+            "can); fix: build where it can, or vendor that dependency into the lockfile's registry"
+        )
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if "complete log of this run" not in ln] or lines
     detail = next(
         (ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else ""
     )
-    raise EnvironmentProblem(
+    return EnvironmentProblem(
         f"{Reason.ENVIRONMENT_BUILD_FAILED}: `{shown}` exited {done.returncode}: {detail[:300]}",
         Reason.ENVIRONMENT_BUILD_FAILED,
     )

@@ -51,6 +51,24 @@ def base_path(backend: str) -> str:
     return SAFE_PATH
 
 
+WRITABLE_CACHES = (".vite-temp", ".vite", ".cache")
+"""Folders tools write inside ``node_modules`` (vite bundles a config into ``.vite-temp``)."""
+
+
+def _linked_modules(target: str, link: str) -> list[str]:
+    """A writable ``node_modules`` whose every entry links to the read-only environment's, plus
+    the cache folders tools write there (a symlink to the whole folder made vitest fail to load
+    any config: vite writes the bundled config into ``node_modules/.vite-temp``)."""
+    src, dst = shlex.quote(target), shlex.quote(link)
+    caches = " ".join(shlex.quote(f"{link}/{name}") for name in WRITABLE_CACHES)
+    return [
+        f"rm -rf {dst}",
+        f"mkdir -p {dst}",
+        f"find {src} -mindepth 1 -maxdepth 1 -exec ln -s -t {dst} {{}} +",
+        f"mkdir -p {caches}",
+    ]
+
+
 class EnvSandbox:
     """A backend plus one environment: what every session links and sets."""
 
@@ -90,8 +108,7 @@ class EnvSandbox:
             link = f"{folder}/node_modules"
             target = f"{self.env_root}/node/{recipe.root}".rstrip("/") + "/node_modules"
             lines.append(f"mkdir -p {shlex.quote(folder)}")
-            lines.append(f"rm -rf {shlex.quote(link)}")
-            lines.append(f"ln -s {shlex.quote(target)} {shlex.quote(link)}")
+            lines += _linked_modules(target, link)
             lines += self._member_links(recipe)
         return "\n".join(lines) if len(lines) > 1 else ""
 

@@ -40,7 +40,8 @@ def _head(node: tree_sitter.Node) -> str:
     """A declaration without its body: its first line up to ``{`` or ``=`` of a value."""
     body = node.child_by_field_name("body")
     end = body.start_byte if body is not None else node.end_byte
-    text = _text(node)[: end - node.start_byte].strip()
+    # tree-sitter offsets count bytes: cut the bytes, then decode (a "…" is three of them)
+    text = (node.text or b"")[: end - node.start_byte].decode("utf-8", "replace").strip()
     return " ".join(text.split())[:240]
 
 
