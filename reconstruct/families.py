@@ -7,18 +7,22 @@ genuine question), and every fail→pass pair of a check becomes a repair candid
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from trajforge.reconstruct import triage_rules_work as work
 from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
-from trajforge.reconstruct.triage import Drop, Thread, answer_of, host_paths, judge, threads_of
-from trajforge.reconstruct.triage_live import live_reason
-from trajforge.records import AnswerKey, Event, Family
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
+from trajforge.reconstruct.triage_live import Roots, live_reason, session_roots, workspace_command
+from trajforge.reconstruct.triage_request import host_paths
+from trajforge.reconstruct.triage_text import english
+from trajforge.records import AnswerKey, Event, Family, Reason
 
 NEAR_EMPTY_FILES = 2
 OUTPUT_TAIL_LINES = 30
@@ -70,6 +74,25 @@ def is_test_file(path: str) -> bool:
     return bool(_TEST_FILE.search(path))
 
 
+def is_source(path: str) -> bool:
+    """The file is source in a programming language (or a build file that is a program: a
+    Makefile, a Dockerfile), not documentation, configuration, a lockfile or an asset."""
+    name = posixpath.basename(path).lower()
+    stem, suffix = posixpath.splitext(name)
+    if name in work.CODE_NAMES or stem in work.CODE_NAMES or suffix == ".dockerfile":
+        return True
+    if name in work.DOC_NAMES or name.split(".")[0].split("-")[0] in work.DOC_NAMES:
+        return False
+    if name.startswith(".env") or suffix in work.DOC_SUFFIXES or suffix in work.CONFIG_SUFFIXES:
+        return False
+    return not (name.startswith(".") and not suffix)  # .bashrc, .prettierrc: settings
+
+
+def docs_only(paths: Sequence[str]) -> bool:
+    """Changed files, none of them source: the episode is not a coding task."""
+    return bool(paths) and not any(is_source(p) for p in paths)
+
+
 def run_command(run: CheckRun, root: str | None) -> str | None:
     """The check as it must run from the workspace root (``cd sub && ...``); None if outside."""
     if not run.cwd:
@@ -88,13 +111,12 @@ def candidates(events: Sequence[Event], state: Replay) -> Found:
     """Every candidate a session yields (one per kept thread plus one per fail→pass pair)."""
     runs = check_runs(events)
     triaged = threads_of(events)
+    roots = session_roots(events, state.root)
     drops = list(triaged.drops)
     found: list[Candidate] = []
     kept: list[tuple[Thread, str]] = []
     for n, thread in enumerate(triaged.threads):
-        drop, request = judge(
-            events, thread, state.root, state.history, _differ(state), later=n > 0
-        )
+        drop, request = judge(events, thread, roots, state.history, _differ(state), later=n > 0)
         if drop is not None:
             drops.append(drop)
             continue
@@ -104,7 +126,7 @@ def candidates(events: Sequence[Event], state: Replay) -> Found:
             drops.append(made)
         elif made is not None:
             found.append(made)
-    repairs, repair_drops = _repairs(events, state, runs, kept)
+    repairs, repair_drops = _repairs(events, state, runs, kept, roots)
     return Found(found + repairs, drops + repair_drops, triaged.merged)
 
 
@@ -126,6 +148,11 @@ def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
     return created, modified
 
 
+def _deleted(start: Snapshot, end: Snapshot) -> list[str]:
+    existed = set(start.files) | start.partial | start.missing
+    return sorted(existed - set(end.files) - end.partial - end.missing)
+
+
 def _thread_candidate(
     events: Sequence[Event], thread: Thread, request: str, state: Replay, runs: Sequence[CheckRun]
 ) -> Candidate | Drop | None:
@@ -133,13 +160,34 @@ def _thread_candidate(
     start = state.state_at(episode.first)
     mutated = [i for i in state.mutations if episode.first <= i <= episode.last]
     if not mutated:
-        return _qa_candidate(events, episode, start, thread.request)
+        commands = _relative_commands(events, episode, state.root)
+        return _qa_candidate(commands, episode, start, thread.request)
     return _episode_candidate(episode, start, state, runs)
+
+
+def _relative_commands(events: Sequence[Event], episode: Episode, root: str | None) -> list[Event]:
+    """The session with the episode's commands as they run from the workspace root: ``cd
+    /Users/me/proj && grep …`` reads the workspace, not the machine, and re-runs in a task."""
+    found = list(events)
+    for index in range(episode.first, min(episode.last, len(found) - 1) + 1):
+        event = found[index]
+        if event.kind == "tool_call" and event.tool_kind == "shell" and event.command:
+            command = workspace_command(event.command, root)
+            if command != event.command:
+                found[index] = event.model_copy(update={"command": command})
+    return found
 
 
 def _qa_candidate(
     events: Sequence[Event], episode: Episode, start: Snapshot, raw: str
 ) -> Candidate | Drop:
+    if not english(episode.request):
+        return Drop(
+            Reason.NO_DELIVERABLE, episode.first, episode.last,
+            "no workspace file changed, and the request is not an English question (the "
+            "question rules read English only: in another language it is taken for a request)",
+            raw[:160],
+        )  # fmt: skip
     verdict = judge_qa(
         events, episode.first, episode.last, episode.request, episode.answer, start.files
     )
@@ -166,12 +214,16 @@ def _qa_candidate(
 
 def _episode_candidate(
     episode: Episode, start: Snapshot, state: Replay, runs: Sequence[CheckRun]
-) -> Candidate | None:
+) -> Candidate | Drop | None:
     end = state.state_at(episode.last)
     created, modified = _changed(start, end)
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
     if not created and not modified:
         return None  # changes we could not reconstruct: nothing to verify against
+    if docs_only(changed := created + modified + _deleted(start, end)):
+        listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
+        detail = f"changes only documentation or configuration ({listed})"
+        return Drop(Reason.DOCS_ONLY, episode.first, episode.last, detail, episode.request[:160])
     passing = [r for r in runs if episode.first <= r.result <= episode.last and r.passed]
     command = run_command(passing[-1], state.root) if passing else None
     existing = len(start.files) + len(start.partial) + len(start.missing)
@@ -217,7 +269,7 @@ def _repair_instruction(command: str, output: str, request: str) -> str:
 
 def _repairs(
     events: Sequence[Event], state: Replay, runs: Sequence[CheckRun],
-    kept: Sequence[tuple[Thread, str]],
+    kept: Sequence[tuple[Thread, str]], roots: Roots,
 ) -> tuple[list[Candidate], list[Drop]]:  # fmt: skip
     """One repair per fail→pass pair of the same check with file changes in between."""
     found: list[Candidate] = []
@@ -236,7 +288,7 @@ def _repairs(
         command = run_command(run, state.root)
         if not edits or not command:
             continue
-        live = live_reason(events, first.call, run.result, "", state.root)
+        live = live_reason(events, first.call, run.result, "", roots)
         if live is not None:
             drops.append(Drop(live[0], first.call, run.result, live[1], f"repair of `{run.key}`"))
             continue

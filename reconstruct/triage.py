@@ -4,8 +4,10 @@ A session's user turns are cleaned of what the harness wrapped around them; turn
 only harness text, and acknowledgements or continuations ("ok", "continue", "try again"), are
 folded into the thread they continue, so a thread is the person's request with its follow-ups
 and all the work they led to. Each thread is then kept, or dropped with one
-:class:`~trajforge.records.Reason` and a precise detail. Every rule's words and thresholds live
-in :mod:`.triage_rules`.
+:class:`~trajforge.records.Reason` and a precise detail: :mod:`.triage_request` judges whether
+the request stands alone, :mod:`.triage_live` whether the deliverable is live. Words are read
+in any script (:mod:`.triage_text`). Every rule's words and thresholds live in
+:mod:`.triage_rules` (the text) and :mod:`.triage_rules_work` (tool calls and files).
 """
 
 from __future__ import annotations
@@ -15,8 +17,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
-from trajforge.reconstruct.paths import PathViolation, confine
-from trajforge.reconstruct.triage_live import live_reason
+from trajforge.reconstruct.triage_live import Roots, live_reason, moved_work
+from trajforge.reconstruct.triage_request import body, resolve
+from trajforge.reconstruct.triage_text import (
+    english,
+    is_question,
+    speaker_tag,
+    tokens,
+    unspaced_ack,
+)
 from trajforge.records import Event, Reason
 
 PREVIEW = 160
@@ -91,9 +100,15 @@ def clean(text: str) -> Turn:
     body = rules.CODEX_REQUEST.sub("", text)
     body = rules.WRAPPED_BLOCKS.sub("", body)
     attachment = bool(rules.ATTACHMENT.search(body))
-    while (m := rules.GATEWAY_PREFIX.match(body)) is not None:
-        attachment = attachment or m.group("kind") != "action"
-        body = body[m.end() :]
+    body = rules.CHANNEL_CONTEXT.sub("", body)
+    while True:
+        if (m := rules.GATEWAY_PREFIX.match(body)) is not None:
+            attachment = attachment or m.group("kind") != "action"
+            body = body[m.end() :]
+        elif not _injected(body) and (start := speaker_tag(body)) is not None:
+            body = body[start:]  # "[Alice] fix the parser": a tag, not the request
+        else:
+            break
     body = body.strip()
     if _injected(body) or rules.SLASH_COMMAND.match(body):
         body = ""
@@ -108,18 +123,25 @@ def _injected(body: str) -> bool:
     return len(rules.SUMMARY_SHAPE.findall(body)) >= rules.SUMMARY_HEADINGS
 
 
-WORDS = re.compile(r"[A-Za-z']+")
-
-
 def is_ack(text: str) -> bool:
-    """An acknowledgement, continuation or greeting: nothing a task could be made of."""
-    words = [w.lower().strip("'") for w in WORDS.findall(text)]
+    """An acknowledgement, continuation or greeting: nothing a task could be made of.
+
+    Words are read in any script; text in another language than English is an ack only when
+    it is made of known acknowledgements (``OTHER_ACK_WORDS``, ``UNSPACED_ACKS``).
+    """
+    words = [w.lower() for w in tokens(text)]
     if not words:
         return True  # "2", "^", "...", "👍"
-    if len(words) <= rules.ACK_MAX_WORDS and all(w in rules.ACK_WORDS for w in words):
+    if len(words) <= rules.ACK_MAX_WORDS and (_known_ack(words) or unspaced_ack(text)):
         return True
+    if not english(text):
+        return False
     last = re.split(r"(?<=[.!?\n])\s+", text.strip())[-1]
     return bool(rules.CONTINUATION_TAIL.match(last)) and len(words) <= 2 * rules.ACK_MAX_WORDS
+
+
+def _known_ack(words: Sequence[str]) -> bool:
+    return all(w in rules.ACK_WORDS or w in rules.OTHER_ACK_WORDS for w in words)
 
 
 def _turns(events: Sequence[Event]) -> list[Turn]:
@@ -203,129 +225,19 @@ def harness_error(answer: str) -> str | None:
     return m.group(0) if m else None
 
 
-# --- self-contained requests -----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A request with its ``@path`` references and host paths made workspace-relative."""
-
-    text: str
-    """The rewritten request."""
-    problem: str | None
-    """Why it cannot stand alone, or None."""
-
-
-def resolve(text: str, root: str | None, known: Iterable[str], later: bool = False) -> Resolved:
-    """Resolve ``@path`` mentions against the session's files and rewrite host paths."""
-    paths = set(known)
-    dirs = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
-    problem = None
-
-    def at(m: re.Match[str]) -> str:
-        nonlocal problem
-        ref = m.group("ref")
-        rel = _relative(ref, root)
-        if rel is not None and (rel.rstrip("/") in paths or rel.rstrip("/") in dirs):
-            return f"`{rel}`"
-        if "/" not in ref and "." not in ref:
-            problem = problem or f"names the harness agent or tool @{ref}"
-        else:
-            problem = problem or f"@{ref} is not a file the session's workspace holds"
-        return m.group(0)
-
-    rewritten = rules.AT_MENTION.sub(at, text)
-    rewritten = host_paths(rewritten, root)
-    if problem is None:
-        problem = _outside_paths(rewritten)
-    if problem is None:
-        problem = _dangling(rewritten, later)
-    return Resolved(rewritten, problem)
-
-
-def _relative(ref: str, root: str | None) -> str | None:
-    try:
-        return confine(ref, root)
-    except PathViolation:
-        return None
-
-
-def host_paths(text: str, root: str | None) -> str:
-    """``/Users/me/proj/src/a.py`` → ``src/a.py`` (and the Windows spelling)."""
-    if not root:
-        return text
-    for spelling in {root, root.replace("/", "\\")}:
-        sep = "\\" if "\\" in spelling else "/"
-        folder = re.escape(spelling.rstrip(sep))
-        text = re.sub(folder + re.escape(sep) + r"(?=\S)", "", text)
-        text = re.sub(folder + r"(?![\w/\\.-])", "the workspace", text)
-    return text
-
-
-HOME_PATH = re.compile(r"(?:~|/Users/[^/\s]+|/home/[^/\s]+|[A-Z]:\\Users\\[^\\\s]+)[/\\]\S+")
-
-
-def _outside_paths(text: str) -> str | None:
-    m = HOME_PATH.search(text)
-    return f"refers to {m.group(0)}, outside the workspace" if m else None
-
-
-def body(text: str) -> str:
-    """The request without the chat openers in front of it ("ok, oh, so, …")."""
-    while (m := rules.CHAT_OPENER.match(text)) is not None:
-        text = text[m.end() :]
-    return text
-
-
-def _dangling(text: str, later: bool) -> str | None:
-    """A request that cannot be read alone: too short, pasted output, pointing back."""
-    lines = text.splitlines()
-    prose = "\n".join(line for line in lines if not _pasted(line))
-    words = WORDS.findall(prose)
-    if len(words) < rules.MIN_REQUEST_WORDS:
-        return f"too short to state a task ({len(words)} word(s))"
-    if (m := rules.BACK_REFERENCE.search(prose)) is not None:
-        return f"refers to the conversation ({m.group(0)!r})"
-    if len(prose.strip()) < len(text.strip()) and len(words) < rules.MIN_PROSE_WORDS:
-        return f"pasted output with little request around it ({len(words)} word(s))"
-    return _points_back(prose, later, len(words) <= rules.SHORT_REQUEST_WORDS)
-
-
-def _points_back(prose: str, later: bool, short: bool) -> str | None:
-    """A later turn that corrects the assistant, or a short one that points back."""
-    if later:
-        while (m := rules.CHAT_OPENER.match(prose)) is not None:
-            if rules.CORRECTION.match(m.group(0)):
-                return f"answers the assistant ({m.group(0).strip()!r}…)"
-            prose = prose[m.end() :]  # "ok, …" / "oh, …": judge what follows
-    if rules.DEPENDENT_START.match(prose):
-        return "continues the previous turn"
-    anchored = bool(rules.ANCHOR.search(prose))
-    if short and (m := rules.STRONG_DEICTIC.search(prose)) is not None:
-        return f"refers back ({m.group(0)!r})"
-    if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:
-        return f"refers back ({m.group(0)!r}) without naming what"
-    if later and short and not anchored and not rules.QUESTION.search(prose):
-        return "a short follow-up that names no file, identifier or value"
-    return None
-
-
-def _pasted(line: str) -> bool:
-    return bool(rules.PASTED_LINE.match(line))
-
-
 def judge(
-    events: Sequence[Event], thread: Thread, root: str | None, known: Iterable[str],
+    events: Sequence[Event], thread: Thread, roots: Roots, known: Iterable[str],
     changed: Callable[[int, int], bool], later: bool,
 ) -> tuple[Drop | None, str]:  # fmt: skip
     """(the drop, or None) and the thread's self-contained request.
 
+    ``roots``: the replayed workspace root and the folders the session moved to.
     ``changed(a, b)``: whether the workspace's files differ between two event indices.
     ``later``: not the session's first thread (a later turn that answers the assistant is
     steering, not a request).
     """
     answer = answer_of(events, thread)
-    resolved = resolve(thread.request, root, known, later)
+    resolved = resolve(thread.request, roots.main, known, later)
     preview = _preview(thread.request)
 
     def drop(reason: Reason, detail: str) -> tuple[Drop, str]:
@@ -336,14 +248,21 @@ def judge(
     if thread.attachment:
         return drop(Reason.LIVE_STATE, "refers to a file attached from outside the workspace")
     edits = changed(thread.first, thread.last)
-    live = live_reason(events, thread.first, thread.last, thread.request, root, edits)
+    moved = moved_work(events, thread.first, thread.last, roots)
+    own = edits or moved is not None
+    live = live_reason(events, thread.first, thread.last, thread.request, roots, own)
     if live is not None:
         return drop(*live)
+    if moved is not None:
+        return drop(
+            Reason.WORKSPACE_INCOMPLETE,
+            f"changes {moved}, in a folder the session moved to; the replayed workspace is "
+            f"{roots.main}",
+        )
     if resolved.problem is not None:
         return drop(Reason.NOT_SELF_CONTAINED, resolved.problem)
     request = body(resolved.text)
-    question = rules.QUESTION.search(request)
-    if edits and question and not rules.POLITE_REQUEST.match(request):
+    if edits and is_question(request) and not rules.POLITE_REQUEST.match(request):
         return drop(Reason.NOT_SELF_CONTAINED, "a question, not a request for the change made")
     for index in thread.approvals:
         if changed(index, thread.last):

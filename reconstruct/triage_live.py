@@ -1,20 +1,38 @@
-"""live_state and delegated: does a thread's work reach outside its workspace?
+"""live_state and delegated: is a thread's deliverable outside its workspace?
 
-A thread whose tool calls reach a remote host, the machine's configuration, an account or a
-service, the web, or files outside the session's folder cannot be re-made in a fresh offline
-workspace; nor can work a sub-agent did out of sight. The lists are in :mod:`.triage_rules`.
+A thread is live when what it delivers is live state — a deploy, a restarted service, data
+written into a database, settings or files changed on the machine, glue whose only output is
+calls to a live service, a request for such an effect — or when its only result is what it
+read from outside (no workspace file changed). A check on the way (``docker compose logs``,
+a docs page fetched, ``git push`` after each change) does not make workspace code live. Work a
+sub-agent did out of sight is ``delegated``. Calls are sorted by :mod:`.triage_calls`; the
+lists are in :mod:`.triage_rules_work`.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct import triage_rules_work as work
 from trajforge.reconstruct.paths import PathViolation, confine
-from trajforge.reconstruct.shell import programs
+from trajforge.reconstruct.shell import programs, split_cd
+from trajforge.reconstruct.triage_calls import Call, classify, live_command
 from trajforge.records import Event, Reason
 
-MACHINE_READERS = rules.words(
+__all__ = [
+    "Roots",
+    "live_command",
+    "live_reason",
+    "machine_reader",
+    "moved_work",
+    "session_roots",
+    "workspace_command",
+]
+
+MACHINE_READERS = work.words(
     "ps top htop lsof netstat ss df uname whoami id hostname uptime printenv ifconfig ip "
     "system_profiler sw_vers mdfind mdls pgrep free vm_stat ioreg lsblk"
 )
@@ -22,69 +40,180 @@ MACHINE_READERS = rules.words(
 could show again (used for qa grounding, not to drop coding work)."""
 
 
-def live_command(command: str) -> str | None:
-    """What in a shell command reaches outside the workspace, or None."""
-    if rules.GLOBAL_INSTALL.search(command):
-        return "a global package install"
-    if (m := rules.REMOTE_URL.search(command)) is not None:
-        return f"a request to a remote host ({m.group(0)[:60]})"
-    for argv in programs(command):
-        name = argv[0]
-        if name in rules.LIVE_PROGRAMS:
-            return f"`{name}`"
-        subs = rules.LIVE_SUBCOMMANDS.get(name)
-        rest = [w for w in argv[1:] if not w.startswith("-")]
-        if subs and rest and rest[0] in subs:
-            return f"`{name} {rest[0]}`"
-    return None
-
-
 def machine_reader(command: str) -> bool:
     """The command reads the machine's state (processes, network, users, disks)."""
     return any(argv[0] in MACHINE_READERS for argv in programs(command))
 
 
-def _outside(path: str | None, root: str | None) -> bool:
-    if not path:
-        return False
+@dataclass(frozen=True)
+class Roots:
+    """Where the session works: the replayed workspace root, and folders it moved to."""
+
+    main: str | None
+    """The root paths are replayed against (the header's cwd)."""
+    others: tuple[str, ...] = ()
+    """Project folders the session moved to and worked in (``cd ~/Code/app`` and edits there)."""
+
+    def inside(self, path: str | None) -> bool:
+        """``path`` is in one of the roots (relative paths are in the main one)."""
+        if not path:
+            return True
+        full = _absolute(path, _home(self.main))
+        return any(_confined(full or path, root) for root in (self.main, *self.others))
+
+
+def _confined(path: str, root: str | None) -> bool:
+    """``path`` is ``root`` or below it (a relative path: it does not climb out)."""
+    if root and posixpath.normpath(path.replace("\\", "/")) == root.rstrip("/"):
+        return True
     try:
         confine(path, root)
     except PathViolation:
-        return True
-    return False
+        return False
+    return True
 
 
-def live_reason(
-    events: Sequence[Event], first: int, last: int, request: str, root: str | None,
-    own_changes: bool = True,
-) -> tuple[Reason, str] | None:  # fmt: skip
-    """(reason, detail) when the thread's work reaches outside its workspace.
+def _home(root: str | None) -> str | None:
+    m = re.match(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)", root or "")
+    return m.group(1) if m else None
 
-    Delegation to a sub-agent counts only when the thread has no file changes of its own
-    (``own_changes``): then its deliverable was made out of sight. Edits the session does
-    show are checked against its oracle by validation either way.
-    """
-    if (m := rules.LIVE_REQUEST.search(request)) is not None:
-        return Reason.LIVE_STATE, f"asks for an effect outside the workspace ({m.group(0)!r})"
-    for index in range(first, min(last, len(events) - 1) + 1):
-        found = _live_call(events[index], root)
-        if found is None or (found[0] is Reason.DELEGATED and own_changes):
+
+def _absolute(path: str, home: str | None) -> str | None:
+    if path.startswith("~/") and home:
+        path = home + path[1:]
+    return posixpath.normpath(path) if path.startswith("/") else None
+
+
+def session_roots(events: Sequence[Event], root: str | None) -> Roots:
+    """The replay root and the project folders the session moved to: a folder it ``cd``-ed
+    into or ran in (a call's recorded cwd) that holds a file its file tools read or changed,
+    and that is not the machine's (``work.MACHINE_DIRS``)."""
+    home = _home(root)
+    moved: set[str] = set()
+    touched: list[str] = []
+    for event in events:
+        if event.kind != "tool_call":
             continue
-        return found[0], f"event {index}: {found[1]}"
+        if event.cwd:
+            moved.add(event.cwd)
+        if event.command:
+            cd, _ = split_cd(event.command)
+            moved.update([cd] if cd else [])
+        if event.path and (path := _absolute(event.path, home)) is not None:
+            touched.append(path)
+    main = Roots(root)
+    others: list[str] = []
+    for folder in sorted({p for d in moved if (p := _absolute(d, home)) is not None}):
+        if main.inside(folder) or work.MACHINE_DIRS.match(folder) or _under(folder, others):
+            continue
+        if any(p.startswith(folder.rstrip("/") + "/") for p in touched):
+            others.append(folder)
+    return Roots(root, tuple(others))
+
+
+def moved_work(events: Sequence[Event], first: int, last: int, roots: Roots) -> str | None:
+    """A file the thread changed in a folder the session moved to (not the replayed root)."""
+    if not roots.others:
+        return None
+    moved = Roots(None, roots.others)
+    for event in events[first : last + 1]:
+        changes = event.kind == "tool_call" and event.tool_kind in ("write", "edit", "patch")
+        path = event.path if changes else None
+        if path and not Roots(roots.main).inside(path) and moved.inside(path):
+            return path
     return None
 
 
-def _live_call(event: Event, root: str | None) -> tuple[Reason, str] | None:
+def _under(folder: str, roots: Sequence[str]) -> bool:
+    return any(folder == r or folder.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def workspace_command(command: str, root: str | None) -> str:
+    """The command as it runs from the workspace: the root's absolute spelling (and its ``~``
+    one) made relative (``cd /Users/me/proj && grep -rn x src`` → ``cd . && grep -rn x src``)."""
+    if not root or root == "/":
+        return command
+    spellings = [root.rstrip("/")]
+    if (home := _home(root)) is not None and root.startswith(home + "/"):
+        spellings.append("~" + root[len(home) :].rstrip("/"))
+    for spelling in spellings:
+        folder = re.escape(spelling)
+        command = re.sub(folder + r"/(?=[^\s'\"])", "", command)
+        command = re.sub(folder + r"(?![\w./-])", ".", command)
+    return command
+
+
+def live_reason(
+    events: Sequence[Event], first: int, last: int, request: str, roots: Roots | str | None,
+    own_changes: bool = True,
+) -> tuple[Reason, str] | None:  # fmt: skip
+    """(reason, detail) when the thread's deliverable is outside its workspace.
+
+    ``own_changes``: the thread changed workspace files. Then only an effect (a call that
+    changes live state, or glue for a live-data request) makes it live; publishing and
+    observing are steps. Without changes of its own, a request for an outside effect and any
+    outside call are its whole result, and a sub-agent's work is ``delegated``.
+    """
+    where = roots if isinstance(roots, Roots) else Roots(roots)
+    span = range(first, min(last, len(events) - 1) + 1)
+    calls = [c for i in span if (c := _call(events, i, where)) is not None]
+    if (effect := next((c for c in calls if c.kind == "effect"), None)) is not None:
+        return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}"
+    if own_changes:
+        return _beside_changes(events, (first, last), request, calls)
+    for pattern in (work.EFFECT_REQUEST, work.PUBLISH_REQUEST, work.LIVE_DATA_REQUEST):
+        if (m := pattern.search(request)) is not None:
+            found = m.group(0).strip()
+            return Reason.LIVE_STATE, f"asks for an effect outside the workspace ({found!r})"
+    if calls:
+        reason = Reason.DELEGATED if calls[0].kind == "delegated" else Reason.LIVE_STATE
+        suffix = "" if reason is Reason.DELEGATED else ", and no workspace file changed"
+        return reason, f"event {calls[0].index}: {calls[0].what}{suffix}"
+    return None
+
+
+def _call(events: Sequence[Event], index: int, roots: Roots) -> Call | None:
+    event = events[index]
     if event.kind != "tool_call":
         return None
-    tool = (event.tool or "").lower()
-    if tool in rules.DELEGATION_TOOLS:
-        return Reason.DELEGATED, f"work handed to a sub-agent ({event.tool})"
-    if tool in rules.LIVE_TOOLS:
-        return Reason.LIVE_STATE, f"the {event.tool} tool reads the web"
-    if event.tool_kind == "shell" and event.command:
-        what = live_command(event.command)
-        return (Reason.LIVE_STATE, f"runs {what}") if what else None
-    if event.tool_kind in ("write", "edit") and _outside(event.path, root):
-        return Reason.LIVE_STATE, f"changes {event.path}, outside the workspace"
+    if event.tool_kind in ("write", "edit") and not roots.inside(event.path):
+        return Call(index, "effect", f"changes {event.path}, outside the workspace")
+    return classify(event, index)
+
+
+def _beside_changes(
+    events: Sequence[Event], span: tuple[int, int], request: str, calls: Sequence[Call]
+) -> tuple[Reason, str] | None:
+    """A thread with workspace changes: live only when the request asks for an outside effect
+    that the thread carried out (a push or publish that deploys), or asks for data in a live
+    service and ran glue it wrote for it."""
+    if (m := work.EFFECT_REQUEST.search(request)) is not None:
+        done = next((c for c in calls if c.kind == "publish"), None)
+        if done is not None:
+            return Reason.LIVE_STATE, (
+                f"asks for an effect outside the workspace ({m.group(0)!r}), carried out at "
+                f"event {done.index}: {done.what}"
+            )
+    m = work.LIVE_DATA_REQUEST.search(request)
+    if m is not None and (glue := _ran_own_script(events, span)) is not None:
+        return Reason.LIVE_STATE, (
+            f"asks for data in a live service ({m.group(0).strip()[:60]!r}); the work is "
+            f"glue it ran at event {glue}"
+        )
+    return None
+
+
+def _ran_own_script(events: Sequence[Event], span: tuple[int, int]) -> int | None:
+    """The event at which the thread ran a file it wrote in the same thread, or None."""
+    written: set[str] = set()
+    for index in range(span[0], min(span[1], len(events) - 1) + 1):
+        event = events[index]
+        if event.kind != "tool_call":
+            continue
+        if event.tool_kind == "write" and event.path:
+            written.add(posixpath.basename(event.path))
+        elif event.tool_kind == "shell" and event.command:
+            words = {posixpath.basename(w) for argv in programs(event.command) for w in argv}
+            if words & written:
+                return index
     return None

@@ -4,7 +4,9 @@ Triage (:mod:`trajforge.reconstruct.triage`) decides which session episodes are 
 The rules are deterministic and read only the session. They were written from what real dumps
 hold (``../shared/corpus``: Claude Code, Codex, opencode, pi; the hermes gateway's nudges) and
 name classes of text, not single files. Precision comes first: when a rule is unsure it drops,
-with a reason from :class:`trajforge.records.Reason`.
+with a reason from :class:`trajforge.records.Reason`. The rules that judge the session's work
+rather than its text (live calls, workspace roots, docs-only changes) are in
+:mod:`.triage_rules_work`.
 """
 
 from __future__ import annotations
@@ -85,6 +87,28 @@ GATEWAY_PREFIX = re.compile(
 )
 """Messaging-gateway markers in front of the text (hermes gateway, chat bridges)."""
 
+SPEAKER_TAG = re.compile(r"^\s*\[(?P<name>[^\[\]\n:=/\\#|<>{}]{1,40})\]\s+(?=\S)")
+"""A speaker tag in front of a message: the hermes gateway writes ``[{user_name}] {text}`` in
+shared chats, and chat bridges do the same. The tag is not the request; it is cut (and a line
+of a pasted chat that starts with one is read as prose, not as pasted output)."""
+
+NOT_SPEAKERS = words(
+    """
+    info warn warning error err debug trace fatal critical notice ok pass passed fail failed
+    success done x todo wip note tip new message system assistant user tool
+    """
+)
+"""Bracketed words that are log levels, check boxes or harness markers, never a speaker
+(``[INFO] …``, ``[x] …``, ``[New message]``); a tag must also hold a letter and more than one
+character."""
+
+SPEAKER_MAX_WORDS = 3
+"""A display name is at most this many words ("Mike Morgenstern"); longer is a notice."""
+
+CHANNEL_CONTEXT = re.compile(r"(?s)^.*\n\[New message\]\n")
+"""The hermes gateway puts a channel's recent history before the message that triggered the
+agent, ending in ``[New message]``: the history is context, the request follows it."""
+
 ATTACHMENT = re.compile(
     r"""(?xi)
     \[(?:image|screenshot|pasted\ image|file)\s*\#?\d*\]    # Claude Code / pi placeholders
@@ -143,6 +167,24 @@ ACK_WORDS = words(
 """Words a continuation or greeting is made of ("ok", "yes, do it", "try again", "continue
 please", "2nd pass please", "hi"). A message made only of these (and numbers or
 punctuation) says nothing new."""
+
+OTHER_ACK_WORDS = words(
+    """
+    ja jo jepp ok oké okei fortsett fortsæt fortsätt gjør gör gør det weiter mach bitte danke
+    sí si vale dale claro continúa continua sigue oui d'accord continue vas-y merci sim pode
+    continuar obrigado obrigada да ага давай продолжай продолжи хорошо ладно спасибо tak dalej
+    네 예 응 계속 계속해 계속해줘 좋아 좋아요 감사합니다 はい うん ええ 続けて お願いします
+    """
+)
+"""Acknowledgements in other languages, written with spaces between words. Text in another
+language is an ack only when it is made of these (and ACK_WORDS): by default it is not."""
+
+UNSPACED_ACKS = words(
+    "好 好的 行 可以 继续 繼續 请 請 是 是的 对 對 嗯 谢谢 謝謝 吧 开始 開始 没问题 沒問題 "
+    "はい 続けて 続き お願い します お願いします ください 進めて どうぞ"
+)
+"""Acknowledgements in scripts written without spaces (Chinese, Japanese): a message is one
+when it splits wholly into these ("好的，继续", "はい、続けてください")."""
 
 ACK_MAX_WORDS = 8
 """Longer messages carry content even when every word is common."""
@@ -228,6 +270,61 @@ PASTED_LINE = re.compile(
 )
 """Lines of pasted terminal output (prompts, logs, stack traces, diagnostics)."""
 
+# --- words in any script, and which text the English rules can read ------------------
+
+UNSPACED_SCRIPTS = (
+    (0x0E00, 0x0EFF), (0x1000, 0x109F), (0x1780, 0x17FF),  # Thai, Lao; Myanmar; Khmer
+    (0x3040, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F),  # Hiragana, Katakana
+    (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF),  # CJK
+)  # fmt: skip
+"""Scripts written without spaces between words: a run of them is counted by characters."""
+
+CHARS_PER_WORD = 2
+"""Characters of an unspaced script that make one word (a Chinese word is one to two
+characters, most often two): "把按钮的颜色改成蓝色" is 5 words, not 1."""
+
+ENGLISH_MARKERS = words(
+    """
+    the a an to of in on for with from by at into about is are was were be been it its this
+    that these those i i'm we you my our your me us and or but not do does did can could would
+    should will what which where when who why how if then so as there here all any some also
+    only just please
+    """
+)
+"""English function words. The rules that read meaning (questions, polite requests,
+continuations, pointing back) are English; a text is English when these are at least as
+many as FOREIGN_MARKERS and, from ENGLISH_MIN_WORDS words on, present at all."""
+
+FOREIGN_MARKERS = words(
+    """
+    og er jeg det ikke på til som av med kan du vi har meg hva hvordan hvorfor att och inte är
+    för vad hur und ist nicht ich der das ein eine zu von auf für wie warum kannst bitte el
+    los las del que por para una es está como pero lo le se qué cómo puedes les des du et est
+    une pour avec pas qui dans sur je tu il nous vous peux não um uma é você pode gli della che
+    non è sono puoi het een niet ik voor dat wat waarom kun nie jest się że czy jak
+    """
+)
+"""Function words of other languages written in Latin letters (Norwegian, Swedish, Danish,
+German, Spanish, French, Portuguese, Italian, Dutch, Polish) that are not English words."""
+
+ENGLISH_MIN_WORDS = 4
+"""From this many words on, a text with no English function word is not English."""
+
+FOREIGN_SCRIPT_SHARE = 0.5
+"""A text whose words are mostly in another script (Cyrillic, Greek, CJK, Arabic, …) is not
+English, whatever Latin words it quotes."""
+
+CODE_TOKEN = re.compile(r"`[^`]*`|\S*[/\\._@#=<>{}()\[\]$:]\S*|\b\w*\d\w*\b")
+"""Code spans, paths, identifiers and numbers: not words of the language the text is in."""
+
+QUOTED_PROSE_WORDS = 4
+QUOTED_PROSE_SHARE = 0.75
+"""A line behind ``> `` (a pasted spec or an e-mail quote) or a speaker tag is prose, not
+pasted output, when it has at least QUOTED_PROSE_WORDS words and that share of its tokens
+(not counting numbers and lone symbols) are plain words: "> Pick up item 5 first. Add a
+narrow demo, isolated from the main flow." is prose; "> biome check --write . && tsgo" is a
+command echoed by npm."""
+
 MIN_REQUEST_WORDS = 3
 """Fewer words than this ("f0c674", "ls") cannot state a task."""
 
@@ -243,66 +340,10 @@ AT_MENTION = re.compile(r"(?<![\w/])@(?P<ref>[~\w./-]*[\w/])")
 """``@path`` references (opencode, pi and Claude Code attach files this way) and ``@agent``
 mentions of harness sub-agents."""
 
-# --- live_state: the deliverable depends on state outside the workspace ----------------
-
-LIVE_PROGRAMS = words(
-    """
-    ssh scp sftp rsync mosh telnet ftp sshpass
-    sudo doas su systemctl service launchctl journalctl crontab ufw iptables nft firewall-cmd
-    brew apt apt-get dpkg yum dnf pacman apk snap port choco winget scoop defaults osascript
-    open xdg-open killall pkill shutdown reboot mount umount diskutil networksetup
-    scutil dscacheutil hostnamectl timedatectl pmset tccutil codesign spctl xattr
-    aws gcloud gsutil az gh glab vercel netlify fly flyctl heroku railway render wrangler
-    firebase supabase doctl kubectl helm terraform pulumi ansible eksctl
-    docker podman docker-compose
-    psql mysql mongosh redis-cli
-    """
-)
-"""Programs whose effect or output is the machine, a remote host, an account or a service:
-remote shells, privilege, services, system package managers, OS settings, process control,
-cloud and hosting CLIs, containers and databases. Their results cannot be re-made offline in
-a fresh workspace."""
-
-LIVE_SUBCOMMANDS = {
-    "git": frozenset({"push", "pull", "fetch", "clone", "ls-remote", "remote", "submodule"}),
-    "npm": frozenset({"publish", "login", "adduser", "deprecate", "unpublish"}),
-    "pnpm": frozenset({"publish"}),
-    "yarn": frozenset({"publish", "npm"}),
-    "cargo": frozenset({"publish", "login", "install"}),
-    "pip": frozenset({"download"}),
-    "twine": frozenset({"upload"}),
-    "uv": frozenset({"publish"}),
-}
-"""Subcommands that reach a remote (git remotes, publishing to registries)."""
-
-GLOBAL_INSTALL = re.compile(
-    r"\b(?:npm|pnpm|yarn|bun)\s+(?:install|i|add)\s+(?:\S+\s+)*-g\b|\bglobal\s+add\b"
-)
-"""``npm install -g``: the machine's global tools, not the project."""
-
-REMOTE_URL = re.compile(
-    r"\b(?:curl|wget|http|httpie|xh)\b[^|;&\n]*\bhttps?://(?!localhost|127\.|0\.0\.0\.0|\[::1\])"
-)
-"""Requests to remote hosts: their answers are someone else's live state."""
-
-LIVE_TOOLS = frozenset(
-    {"webfetch", "web_fetch", "websearch", "web_search", "web_search_call", "browser", "fetch"}
-)
-"""Harness tools that read the web or drive a browser."""
-
-DELEGATION_TOOLS = frozenset({"task", "agent", "subagent", "delegate_task", "spawn_agent"})
-"""Harness tools that hand work to a sub-agent; its own edits are not in this session."""
-
-LIVE_REQUEST = re.compile(
-    r"(?i)\bgit push\b|\bpush (?:it|this|that|them|everything|the (?:changes|commits?|branch|"
-    r"code|repo))\b|\bpush(?:ed)? to (?:github|gitlab|origin|main|master|the remote|remote|"
-    r"prod(?:uction)?)\b|\bdeploy\w*\b|\bpublish (?:it|this|to|the package)\b|\brelease to\b|"
-    r"\brestart\b|\breboot\b|\binstall (?:it )?on my\b|\bssh (?:in|into|to)\b|\blog ?in to\b|"
-    r"\bmy (?:mac|machine|laptop|computer|phone|server|system)\b|\bsystem (?:settings|"
-    r"preferences)\b|\bapplications folder\b|\blogin items\b|\bat (?:system )?start ?up\b|"
-    r"\bcrontab\b"
-)
-"""Requests that ask for an effect on the person's machine, a host or a remote."""
+NPM_PACKAGE = re.compile(r"[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*")
+NOT_PACKAGE = re.compile(r"\.(?:[cm]?[jt]sx?|json|md|mdx|py|rs|go|css|html|ya?ml|toml|txt|sh)$")
+"""``@scope/name`` that is no workspace path is an npm scoped package (``@ai-sdk/react``,
+``@mariozechner/pi-tui``), not an attached file: lower case, one slash, no file suffix."""
 
 # --- qa: questions and checkable answers -------------------------------------------------
 

@@ -418,6 +418,9 @@ class Teacher(Protocol):
 
     name: str
     """``mined`` or ``openai:MODEL``: in the evidence and in every cache key."""
+    writes_tests: bool
+    """It writes hidden tests (so a task without a recorded check can still get a verifier);
+    False: it only takes the session's own."""
 
     def hidden_tests(self, task_dir: Path, task: Task, prove: Prove) -> tuple[Task, Validation]:
         """The task with its hidden tests written into ``tests/`` (its verifier pointing at

@@ -223,24 +223,31 @@ def test_without_the_environment_the_oracle_cannot_run(
 def test_repository_not_found_and_commit_ambiguous_are_named(
     tmp_path: Path, env_cache: Path
 ) -> None:
+    """A checkout named like the session's project but holding another history: the nodecalc
+    session's commit cannot be told; the pyslug session, whose files that history does hold, is
+    found there by content; against a checkout of neither history it is not found."""
     elsewhere = tmp_path / "repos"
     make_repo("pyslug", elsewhere / "nodecalc")  # right name, other history
-    make_repo("pyslug", elsewhere / "pyslug-not-matching-by-name")
-    out = tmp_path / "out"
-    pipeline.run(
-        [SESSIONS / "pi" / "nodecalc.jsonl", SESSIONS / "opencode" / "pyslug.json"],
-        out,
-        pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(elsewhere / "nodecalc"),))),
-    )
-    rows = {r.id: r for r in run.run(out, _context("local"))}
-    reasons = {
-        Path(t.source.path).stem: rows[t.id].reasons[0]
-        for t in _tasks(out).values()
-        if t.family == "repair"
-    }
-    assert reasons["nodecalc"].startswith("commit_ambiguous: ")
-    assert reasons["pyslug"].startswith("repo_not_found: the session changed existing files")
-    assert "--repo-map" in reasons["pyslug"]
+    make_repo("nodecalc", tmp_path / "unrelated" / "tools")
+    out, alone = tmp_path / "out", tmp_path / "alone"
+    sessions = [SESSIONS / "pi" / "nodecalc.jsonl", SESSIONS / "opencode" / "pyslug.json"]
+    pipeline.run(sessions, out, pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(elsewhere),))))
+    unrelated = RepoSearch(dirs=(str(tmp_path / "unrelated"),))
+    pipeline.run(sessions[1:], alone, pipeline.ReconstructSpec(repos=unrelated))
+    reasons = {}
+    for folder in (out, alone):
+        rows = {r.id: r for r in run.run(folder, _context("local"))}
+        for task in _tasks(folder).values():
+            if task.family == "repair":
+                key = f"{folder.name}/{Path(task.source.path).stem}"
+                reasons[key] = (task.source.repo, rows[task.id].reasons[0])
+    assert reasons["out/nodecalc"][1].startswith("commit_ambiguous: ")
+    found, _ = reasons["out/pyslug"]
+    assert found is not None and found.status == "found" and found.found_by == "content"
+    lost, why = reasons["alone/pyslug"]
+    assert lost is not None and lost.status == "not_found"
+    assert why.startswith("repo_not_found: the session changed existing files")
+    assert "--repo-map" in why
 
 
 def test_a_toolchain_that_cannot_be_had_is_environment_unavailable(

@@ -242,18 +242,18 @@ def test_polite_questions_are_requests() -> None:
 # --- live_state ------------------------------------------------------------------------
 
 
+# `git push`, curl GET, `open -a`, `pkill` beside code were here: steps (test_triage_misreads)
 @pytest.mark.parametrize(
     ("command", "what"),
     [
         ("ssh deploy@prod 'systemctl restart app'", "ssh"),
         ("sudo apt-get install -y ffmpeg", "sudo"),
         ("brew install whisper-cpp", "brew"),
-        ("git add -A && git commit -m wip && git push origin main", "git push"),
         ("npm install -g @mariozechner/pi-coding-agent", "global package install"),
-        ("curl -s https://api.github.com/repos/x/y", "remote host"),
-        ("open -a OpenWhisper", "open"),
         ("vercel deploy --prod", "vercel"),
-        ("pkill -f openwhisper && sleep 1", "pkill"),
+        ("npx wrangler deploy", "wrangler deploy"),
+        ("kubectl apply -f k8s/", "kubectl apply"),
+        ("psql $DATABASE_URL -c \"INSERT INTO plans VALUES ('pro', 20)\"", "writes a database"),
     ],
 )
 def test_work_on_the_machine_or_a_remote_is_live_state(command: str, what: str) -> None:
@@ -305,9 +305,13 @@ def test_delegation_counts_only_without_the_sessions_own_edits() -> None:
     assert [c.family for c in run(s.say("Added.")).candidates] == ["extend"]
 
 
-def test_a_web_fetch_is_live_state() -> None:
+def test_a_web_fetch_is_live_state_only_when_it_is_the_result() -> None:
+    # a docs page fetched beside changed code used to drop the thread: it is a check
     s = coding("Add a sub(a, b) function to calc.py").tool("webfetch", "<html>", url="https://x")
-    assert [r for r, _ in reasons(run(s.say("Done.")))] == ["live_state"]
+    assert [c.family for c in run(s.say("Done.")).candidates] == ["extend"]
+    s = Script().user("What does the example on the pandas read_csv docs page return?")
+    s.tool("webfetch", "<html>", url="https://pandas.pydata.org/docs/")
+    assert [r for r, _ in reasons(run(s.say("It returns a DataFrame.")))] == ["live_state"]
 
 
 # --- qa: genuine questions only ----------------------------------------------------------

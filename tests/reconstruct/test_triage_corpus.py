@@ -53,13 +53,14 @@ def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> 
     # speakfree: the IDE wrapper is cut; what is left asks to restart an app on the machine
     speak = {d.text: d for d in drops(summary, "speakfree")}
     assert speak["Restart openwhisper"].reason == Reason.LIVE_STATE
-    # random: the pixel-art page and the LICENSE are builds; the "Yes please" that approved
-    # a commit is folded into the LICENSE thread; a question about the session is not a task
+    # random: the pixel-art page is a build; the LICENSE was one too, but a file of licence
+    # text is no coding task: docs_only. The "Yes please" that approved a commit is folded
+    # into the LICENSE thread; a question about the session is not a task
     random = [t for t in tasks(out) if "apanloco" in t.source.path]
     builds = sorted(t.instruction.splitlines()[0] for t in random if t.family == "build")
-    assert builds == ["hi!", "oh, can you make a LICENSE file with the MIT license?"]
-    lic = next(t for t in random if "LICENSE" in t.instruction)
-    assert (out / "tasks" / lic.id / "oracle" / "LICENSE").is_file()
+    assert builds == ["hi!"]
+    (lic,) = [d for d in drops(summary, "apanloco") if "LICENSE" in d.text]
+    assert lic.reason == Reason.DOCS_ONLY and "(LICENSE)" in lic.detail
     assert summary.triage["claude-code"].merged >= 1
     asked = {d.text: d.reason for d in drops(summary, "apanloco")}
     assert asked["when did this session start? at what time?"] == Reason.NOT_SELF_CONTAINED
@@ -73,6 +74,11 @@ def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummar
     # a sub-agent commits; where the thread has edits of its own, @gitter still names an agent
     # the task environment does not have
     assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED, Reason.NOT_SELF_CONTAINED}
+    # "create an AGENTS.md file", "Remove build + test info from AGENTS.md", "ADd 1. … "
+    # (a TODO.md line): documentation only, no longer extend tasks
+    agents = [d for d in drops(summary, "quiet-meadow") if "AGENTS" in d.text]
+    assert len(agents) == 2 and {d.reason for d in agents} == {Reason.DOCS_ONLY}
+    assert not [t for t in tasks(out) if t.instruction.startswith("ADd 1.")]
     refactor = [t for t in tasks(out) if t.instruction.startswith("Refactor `core/src/index.ts`")]
     assert [t.instruction for t in refactor] == [
         "Refactor `core/src/index.ts` to use our `core/src/config.ts`"
@@ -125,6 +131,7 @@ def test_the_funnel_names_every_drop(corpus: tuple[Path, pipeline.ReconstructSum
         Reason.CONVERSATION,
         Reason.NO_DELIVERABLE,
         Reason.DELEGATED,
+        Reason.DOCS_ONLY,
     }
     assert all(d.detail and d.file and d.line > 0 for d in summary.dropped)
     assert (out / "reconstruct.json").is_file()

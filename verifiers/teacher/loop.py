@@ -276,6 +276,7 @@ class OpenAITeacher:
         self.prices = prices
         self.rounds = rounds
         self.name = f"openai:{client.model}"
+        self.writes_tests = True
 
     @classmethod
     def from_spec(cls, name: str, cfg: ValidateConfig, out_dir: Path) -> OpenAITeacher:

@@ -26,6 +26,7 @@ class MinedTeacher:
     """The offline teacher: the session's own tests, mined from the oracle, proven once."""
 
     name = MINED
+    writes_tests = False
 
     @classmethod
     def from_spec(cls, name: str, cfg: ValidateConfig, out_dir: Path) -> MinedTeacher:

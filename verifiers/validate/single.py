@@ -207,6 +207,11 @@ def judge_code(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validati
     blocked = precheck(task)  # nothing to ask the teacher about a task that cannot stand
     if blocked is not None:
         return task, _rejected(blocked)
+    if ctx.teacher.writes_tests:  # nor about one whose environment cannot be had
+        try:  # built once per hash: prove reuses it
+            for_task(task_dir, task, ctx.sandbox)
+        except EnvironmentProblem as exc:
+            return task, _rejected(finding(exc.reason, str(exc)))
 
     def prove(candidate: Task, hidden: Mapping[str, str]) -> Validation:
         return prove_code(task_dir, candidate, hidden, ctx)
