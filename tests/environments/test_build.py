@@ -229,8 +229,12 @@ def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> N
     problem = _failed("npm ci", done)
     assert problem.reason == Reason.ENVIRONMENT_UNAVAILABLE
     assert "https://cdn.example.invalid/xlsx-0.20.3/xlsx-0.20.3.tgz" in str(problem)
-    other = subprocess.CompletedProcess(
-        ["npm", "ci"], 1, "", "npm error code E404\n" + stderr[-80:]
+    missing = (
+        "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nopkg - "
+        "Not found\nnpm error 404\nnpm error A complete log of this run can be found in: /x\n"
     )
-    failed = _failed("npm ci", other)
-    assert failed.reason == Reason.ENVIRONMENT_BUILD_FAILED and "E404" in str(failed)
+    failed = _failed("npm ci", subprocess.CompletedProcess(["npm", "ci"], 1, "", missing))
+    assert failed.reason == Reason.ENVIRONMENT_BUILD_FAILED
+    assert str(failed).endswith(
+        "npm error 404 Not Found - GET https://registry.npmjs.org/nopkg - Not found"
+    )

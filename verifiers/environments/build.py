@@ -180,6 +180,8 @@ def _run(argv: list[str], cwd: Path, env: Mapping[str, str], manager: str) -> No
     raise _failed(shown, done)
 
 
+_BOILERPLATE = re.compile(r"complete log of this run|for more info|^npm (?:error|ERR!) code ")
+"""npm's closing lines, which say nothing about the failure."""
 _ELSEWHERE = re.compile(r"request to (https?://([^/\s]+)\S*) failed, reason: getaddrinfo")
 """A dependency fetched from a host that is not a package registry (a tarball URL)."""
 
@@ -196,10 +198,9 @@ def _failed(shown: str, done: subprocess.CompletedProcess[str]) -> EnvironmentPr
             "can); fix: build where it can, or vendor that dependency into the lockfile's registry"
         )
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    lines = [ln for ln in lines if "complete log of this run" not in ln] or lines
-    detail = next(
-        (ln for ln in reversed(lines) if "error" in ln.lower()), lines[-1] if lines else ""
-    )
+    errors = [ln for ln in lines if "error" in ln.lower()]
+    telling = [ln for ln in errors if len(ln.split()) >= 5 and not _BOILERPLATE.search(ln)]
+    detail = (telling or errors or lines or [""])[0 if telling else -1]
     return EnvironmentProblem(
         f"{Reason.ENVIRONMENT_BUILD_FAILED}: `{shown}` exited {done.returncode}: {detail[:300]}",
         Reason.ENVIRONMENT_BUILD_FAILED,
