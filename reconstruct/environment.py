@@ -125,6 +125,16 @@ def workspace_members(root: str, data: dict[str, object], files: Mapping[str, st
     return found
 
 
+def _under_a_package(folder: str, files: Mapping[str, str]) -> bool:
+    """Some folder above ``folder`` has a package.json (whose install covers it); a package
+    with none above it is a project of its own, installed from its manifest alone."""
+    while folder:
+        folder = posixpath.dirname(folder)
+        if posixpath.join(folder, "package.json") in files:
+            return True
+    return False
+
+
 def _in_node_modules(path: str) -> bool:
     return "node_modules/" in f"/{path}"
 
@@ -136,7 +146,7 @@ def _node(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
             continue
         root = posixpath.dirname(manifest)
         locks = [posixpath.join(root, n) for n in NODE_LOCKS if posixpath.join(root, n) in files]
-        if root and not locks:
+        if root and not locks and _under_a_package(root, files):
             continue  # a workspace member: the top folder's install covers it
         data = _json(files[manifest])
         if not any(data.get(k) for k in (*DEPENDENCY_KEYS, "workspaces")):

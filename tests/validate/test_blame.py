@@ -25,6 +25,10 @@ TAILS = {
     "sh: 1: biome: not found": Reason.ENVIRONMENT_UNAVAILABLE,
     "bash: bun: command not found": Reason.ENVIRONMENT_UNAVAILABLE,
     'npm error Missing script: "check"': Reason.ENVIRONMENT_UNAVAILABLE,
+    # node --import tsx --test under the local sandbox's address-space limit (dark-factory core)
+    "#\n# Fatal process OOM in Failed to reserve virtual memory for CodeRange\n#": (
+        Reason.ENVIRONMENT_UNAVAILABLE
+    ),
     "src/theme.ts:12:3 lint/style/useConst  FIXABLE  ━━━━━━━\n  × This let declares a "
     "variable that is only assigned once.\nFound 1 error.": Reason.ORACLE_FAILS,
     "FAIL  test/theme.test.ts > theme > loads\nAssertionError: expected 'red' to be 'blue'": (

@@ -178,7 +178,7 @@ def _judge_report(result: RunResult, runner: TestRunner, report: str | None) -> 
         return _outcome("fail", result, tests)
     why = "wrote no report" if tests is None else "reported no failed test"
     detail = f"{runner.name}: exit {result.exit_code}, {why}"
-    tail = output_tail(result)
+    tail = _why(result)
     return _outcome("error", result, tests or (), f"{detail}\n{tail}" if tail else detail)
 
 
