@@ -141,11 +141,17 @@ def precheck(task: Task) -> Finding | None:
         return blocked
     missing = [p for p in task.files.missing if p not in task.files.shell_modified]
     if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
+        found = task.source.repo is not None and task.source.repo.status == "found"
+        fix = (
+            "its repository was found: they were changed in ways replay cannot follow (a shell "
+            "command with unknown effects, or uncommitted work it never read whole)"
+            if found
+            else "give the session's repository: trajforge reconstruct --repos DIR"
+        )
         return finding(
             Reason.WORKSPACE_INCOMPLETE,
             f"{Reason.WORKSPACE_INCOMPLETE}: {len(missing)} files the session touched could not "
-            f"be recovered (e.g. {missing[0]}); its oracle was not run — give the session's "
-            "repository: trajforge reconstruct --repos DIR",
+            f"be recovered (e.g. {missing[0]}); its oracle was not run — {fix}",
         )
     return None
 
