@@ -50,6 +50,13 @@ CASES = """describe("sum", () => {
 TITLES = ("sum > adds", "sum > adds negatives", "sum > caps at 100")
 ASSERT_JS = 'const assert = require("node:assert");\n'
 OTHER = 'import { it, describe } from "vitest";\ndescribe("other", () => it("runs", () => {}));\n'
+EXPECT_CASES = (
+    CASES.replace("EQ(", "expect(")
+    .replace(", 3)", ").toBe(3)")
+    .replace(", -3)", ").toBe(-3)")
+    .replace(", 100)", ").toBe(100)")
+)
+"""The cases in vitest's and bun's ``expect(...).toBe(...)`` style."""
 PROJECTS: dict[str, tuple[dict[str, str], str, str]] = {
     # runner: (files, the test file, the prefix of its tests' names)
     "vitest": (
@@ -57,11 +64,7 @@ PROJECTS: dict[str, tuple[dict[str, str], str, str]] = {
             "package.json": '{"name": "calc", "type": "module", "scripts": {"test": "vitest"}}',
             "sum.ts": SUM,
             "sum.test.ts": 'import { describe, it, expect } from "vitest";\n'
-            'import { sum } from "./sum";\n'
-            + CASES.replace("EQ(", "expect(")
-            .replace(", 3)", ").toBe(3)")
-            .replace(", -3)", ").toBe(-3)")
-            .replace(", 100)", ").toBe(100)"),
+            'import { sum } from "./sum";\n' + EXPECT_CASES,
         },
         "sum.test.ts",
         "sum.test.ts::",
@@ -105,11 +108,7 @@ PROJECTS: dict[str, tuple[dict[str, str], str, str]] = {
             "package.json": '{"name": "calc", "scripts": {"test": "bun test"}}',
             "sum.ts": SUM,
             "sum.test.ts": 'import { describe, it, expect } from "bun:test";\n'
-            'import { sum } from "./sum";\n'
-            + CASES.replace("EQ(", "expect(")
-            .replace(", 3)", ").toBe(3)")
-            .replace(", -3)", ").toBe(-3)")
-            .replace(", 100)", ").toBe(100)"),
+            'import { sum } from "./sum";\n' + EXPECT_CASES,
         },
         "sum.test.ts",
         "sum.test.ts::",
