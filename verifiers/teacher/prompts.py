@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import PurePosixPath
 
@@ -93,18 +94,14 @@ def task_language(workspace: dict[str, str], oracle: dict[str, str]) -> Language
 
 def _examples(language: Language, oracle: dict[str, str], near: str) -> dict[str, str]:
     tests = [p for p in oracle if is_test_file(p) and language.accepts_test_path(p)]
-    shared = lambda p: len(_common(p, near))  # noqa: E731 - the nearest test files first
-    chosen = sorted(tests, key=lambda p: (-shared(p), p))[:MAX_EXAMPLES]
+    chosen = sorted(tests, key=lambda p: (-_shared_depth(p, near), p))[:MAX_EXAMPLES]
     return {p: oracle[p] for p in sorted(chosen)}
 
 
-def _common(a: str, b: str) -> tuple[str, ...]:
-    parts = []
-    for x, y in zip(PurePosixPath(a).parts, PurePosixPath(b).parts, strict=False):
-        if x != y:
-            break
-        parts.append(x)
-    return tuple(parts)
+def _shared_depth(a: str, b: str) -> int:
+    """How many leading folders two paths share (the nearest test files come first)."""
+    common = posixpath.commonpath([posixpath.dirname(a) or ".", posixpath.dirname(b) or "."])
+    return len(PurePosixPath(common).parts) if common not in ("", ".") else 0
 
 
 def first_prompt(task: Task, workspace: dict[str, str], oracle: dict[str, str]) -> str:

@@ -18,13 +18,12 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from trajforge.protocols import RunResult
 from trajforge.records import CheckRun, RunStatus, TestOutcome, TestRow
+from trajforge.verifiers.environments.session import WORKSPACE
 
 if TYPE_CHECKING:
     from trajforge.verifiers.validate.runners import TestRunner
 
 JUNIT_PATH = "/tmp/trajforge-junit.xml"
-WORKSPACE = "/workspace"
-"""Where the sandbox's workspace is: report paths are made relative to it."""
 _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)|-m\s+pytest\b")
 _MESSAGE_CHARS = 300
 _TAIL_LINES = 20
