@@ -446,6 +446,12 @@ class Language(Protocol):
     """Markdown fence tag of its code in prompts and answers (``python``, ``ts``)."""
     extensions: tuple[str, ...]
     """Source file suffixes it owns."""
+    tests_by: str
+    """Who runs its hidden tests, as the teacher's system message names it (``pytest``)."""
+    stub_words: str
+    """What its stub control does, in the teacher prompt's words."""
+    test_names: str
+    """Which teacher test files it accepts, as a rejected answer is told."""
 
     def is_source(self, path: str) -> bool:
         """``path`` is source of this language and not a test."""
@@ -470,4 +476,9 @@ class Language(Protocol):
     def test_command(self, tests: Sequence[str], files: Mapping[str, str]) -> str:
         """The command (from the workspace root) that runs ``tests`` with the project's runner
         (``files``: the workspace, path → text, to find its manifest)."""
+        ...
+
+    def example_test(self, hidden: str, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        """An example test at ``hidden`` in the runner's style, importing the first of
+        ``changed`` ('' : the prompt's own example for the language is enough)."""
         ...

@@ -53,6 +53,9 @@ class Python:
     name = "python"
     fence = "python"
     extensions = (".py",)
+    tests_by = "pytest"
+    stub_words = "every body replaced by `raise NotImplementedError`"
+    test_names = "only pytest files named test_*.py are accepted"
 
     def is_source(self, path: str) -> bool:
         return path.endswith(".py") and not is_test_file(path)
@@ -72,3 +75,6 @@ class Python:
 
     def test_command(self, tests: Sequence[str], files: Mapping[str, str]) -> str:
         return "python3 -m pytest -q -p no:cacheprovider " + " ".join(map(shlex.quote, tests))
+
+    def example_test(self, hidden: str, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        return ""  # the prompt's pytest example says it

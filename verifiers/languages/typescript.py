@@ -8,6 +8,7 @@ import posixpath
 import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import PurePosixPath
 
 import tree_sitter
 
@@ -73,12 +74,34 @@ def contract(path: str, source: str) -> list[str]:
     return [f"// module {path}", *found] if found else []
 
 
+_TS_BODY = """
+describe("thing", () => {{
+  it("does what the task asks", () => {{
+    {check};
+  }});
+}});"""
+_TS_EXAMPLE = {
+    "vitest": 'import {{ describe, expect, it }} from "vitest";\n'
+    'import {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
+    "jest": 'import {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
+    "node": 'import {{ describe, it }} from "node:test";\n'
+    'import assert from "node:assert/strict";\nimport {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "assert.equal(thing(...), ...)"),
+}
+"""An example test per runner family (``thing`` stands for the contract's names)."""
+
+
 class TypeScript:
     """TypeScript and JavaScript: the hidden tests run with the package's own runner."""
 
     name = "typescript"
     fence = "ts"
     extensions = SOURCE
+    tests_by = "TypeScript / JavaScript"
+    stub_words = 'every function body replaced by `throw new Error("not implemented")`'
+    test_names = "only test files named *.test.ts / *.spec.ts (or .js, .tsx, .mjs) are accepted"
 
     def is_source(self, path: str) -> bool:
         return path.endswith(SOURCE) and not path.endswith(".d.ts") and not is_test_file(path)
@@ -120,3 +143,11 @@ class TypeScript:
         else:
             command = f"node --test {quoted}"
         return f"cd {shlex.quote(root)} && {command}" if root else command
+
+    def example_test(self, hidden: str, changed: Sequence[str], files: Mapping[str, str]) -> str:
+        """A test in the package runner's style that imports ``changed[0]`` relative to it."""
+        target = PurePosixPath(changed[0]).with_suffix("")
+        rel = PurePosixPath(*([".."] * (len(PurePosixPath(hidden).parts) - 1)), target)
+        spec = rel.as_posix() if rel.as_posix().startswith(".") else f"./{rel.as_posix()}"
+        runner = runner_of(files, package_root(hidden, files))
+        return _TS_EXAMPLE.get(runner, _TS_EXAMPLE["node"]).format(spec=spec)

@@ -10,7 +10,6 @@ import jinja2
 
 from trajforge.protocols import Language
 from trajforge.reconstruct.families import is_test_file
-from trajforge.reconstruct.node_project import package_root, runner_of
 from trajforge.records import InstructionBrief, Task
 from trajforge.verifiers.languages import language_named, language_of
 
@@ -26,47 +25,17 @@ INSTRUCTION_SYSTEM = (
     "You write task instructions for coding agents. You state the interface the agent's "
     "work must provide and never reveal anything about the hidden tests."
 )
-STUBS = {
-    "python": "every body replaced by `raise NotImplementedError`",
-    "typescript": 'every function body replaced by `throw new Error("not implemented")`',
-}
-"""What the stub control does, in each language's words (the prompt names it)."""
 
 
 def system(language: Language) -> str:
     """The system message of a code task's conversation, in its language."""
-    runner = "pytest" if language.name == "python" else "TypeScript / JavaScript"
     return (
-        f"You write hidden {runner} tests that decide whether a solution to a coding task is "
-        "correct. Answer only with test files in fenced blocks, each opened with "
+        f"You write hidden {language.tests_by} tests that decide whether a solution to a coding "
+        "task is correct. Answer only with test files in fenced blocks, each opened with "
         f"```{language.fence} file=PATH (PATH relative to the repository root)."
     )
 
 
-SYSTEM = system(language_named("python"))
-
-
-ACCEPTED = {
-    "python": "only pytest files named test_*.py are accepted",
-    "typescript": "only test files named *.test.ts / *.spec.ts (or .js, .tsx, .mjs) are accepted",
-}
-_TS_BODY = """
-describe("thing", () => {{
-  it("does what the task asks", () => {{
-    {check};
-  }});
-}});"""
-_TS_EXAMPLE = {
-    "vitest": 'import {{ describe, expect, it }} from "vitest";\n'
-    'import {{ thing }} from "{spec}";\n'
-    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
-    "jest": 'import {{ thing }} from "{spec}";\n'
-    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
-    "node": 'import {{ describe, it }} from "node:test";\n'
-    'import assert from "node:assert/strict";\nimport {{ thing }} from "{spec}";\n'
-    + _TS_BODY.replace("{check}", "assert.equal(thing(...), ...)"),
-}
-"""An example test per TypeScript runner family (``thing`` stands for the contract's names)."""
 MAX_EXAMPLES = 2
 """The repository's own test files shown as style examples (the nearest ones first)."""
 
@@ -125,16 +94,12 @@ def _lang(
     language: Language, hidden: str, changed: list[str], files: dict[str, str]
 ) -> dict[str, str]:
     """What the templates say in the task's language: fence, stub, runner, an example test."""
-    command = language.test_command([hidden], files)
-    words = {"fence": language.fence, "language": language.name, "runner": command}
-    words["stub"] = STUBS.get(language.name, "every body replaced by a throw")
-    if language.name == "typescript" and changed:
-        target = PurePosixPath(changed[0]).with_suffix("")
-        rel = PurePosixPath(*([".."] * (len(PurePosixPath(hidden).parts) - 1)), target)
-        spec = rel.as_posix() if rel.as_posix().startswith(".") else f"./{rel.as_posix()}"
-        runner = runner_of(files, package_root(hidden, files))
-        words["example"] = _TS_EXAMPLE.get(runner, _TS_EXAMPLE["node"]).format(spec=spec)
-    return words
+    return {
+        "fence": language.fence,
+        "runner": language.test_command([hidden], files),
+        "stub": language.stub_words,
+        "example": language.example_test(hidden, changed, files) if changed else "",
+    }
 
 
 def instruction_prompt(brief: InstructionBrief) -> str:
@@ -165,7 +130,7 @@ def parse_answer(text: str, language: Language) -> tuple[dict[str, str], list[st
         if clean.is_absolute() or ".." in clean.parts:
             problems.append(f"file={name}: the path must stay inside the repository")
         elif not language.accepts_test_path(name):
-            problems.append(f"file={name}: {ACCEPTED[language.name]}")
+            problems.append(f"file={name}: {language.test_names}")
         else:
             files[name] = body
     if not files and not problems:
