@@ -103,6 +103,19 @@ PROJECTS: dict[str, tuple[dict[str, str], str, str]] = {
         "sum.test.ts",
         "",
     ),
+    # CommonJS TypeScript (no "type": "module", as in a Bun / Elysia app): tsx compiles it
+    # with esbuild's sync API, whose worker thread cannot start under RLIMIT_AS
+    "node-test-cjs": (
+        {
+            "package.json": '{"name": "calc", "scripts": {"test": "node --import tsx --test test/sum.test.ts"}}',
+            "sum.ts": SUM,
+            "test/sum.test.ts": 'import { describe, it } from "node:test";\n'
+            'import assert from "node:assert";\nimport { sum } from "../sum";\n'
+            + CASES.replace("EQ(", "assert.strictEqual("),
+        },
+        "test/sum.test.ts",
+        "",
+    ),
     "bun": (
         {
             "package.json": '{"name": "calc", "scripts": {"test": "bun test"}}',
@@ -296,6 +309,7 @@ def test_runner_reports_each_test_in_the_sandbox(
     """Through validation's Runner in one real sandbox session: the failing test and the two
     passing ones by name, a project whose tests all pass, a test file that does not parse."""
     files, test_file, prefix = PROJECTS[name]
+    name = name.removesuffix("-cjs")
     first = _write(tmp_path / "first", files)
     with sandbox.session(first, Limits(timeout_s=120)) as box:
         runner = Runner(box, "npm test", tmp_path / "scratch", files)

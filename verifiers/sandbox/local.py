@@ -281,6 +281,10 @@ class LocalSession(Closing):
     def _env(self, extra: Mapping[str, str] | None) -> dict[str, str]:
         env = clean_env(SANDBOX_HOME, extra, path=_sandbox_path())
         env.update({"TMPDIR": "/tmp", "USER": "sandbox", "LOGNAME": "sandbox"})
+        # Under RLIMIT_AS, the worker thread esbuild's sync API starts in Node (tsx, vite)
+        # dies with "Failed to reserve virtual memory for CodeRange" on every cold cache, and
+        # each run's /tmp is fresh; esbuild then uses a child process instead.
+        env.setdefault("ESBUILD_WORKER_THREADS", "0")
         return env
 
     def run(
