@@ -114,7 +114,9 @@ def _environment(
         for e in session.events[: cand.last + 1]
         if e.kind == "tool_call" and e.tool_kind == "shell" and e.command
     ]
-    return detect_environment(folders.get("oracle", folders["workspace"]), cand.command, setup)
+    start, done = folders["workspace"], folders.get("oracle", folders["workspace"])
+    changed = sorted(p for p in {*start, *done} if start.get(p) != done.get(p))
+    return detect_environment(done, cand.command, setup, changed)
 
 
 def _scrub_repo(repo: RepoMatch | None, scrub: Scrubber) -> RepoMatch | None:

@@ -22,10 +22,11 @@ import posixpath
 import re
 import shlex
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from trajforge.reconstruct import pymanifest
 from trajforge.reconstruct.node_project import TSX, needs_tsx
+from trajforge.reconstruct.node_workspace import compile_steps, needed_members, touched_paths
 from trajforge.reconstruct.shell import programs
 from trajforge.records import Environment, EnvironmentRecipe, canonical_json, sha256_hex
 
@@ -70,12 +71,17 @@ TOOLCHAINS: dict[str, str] = {
 
 
 def detect(
-    files: Mapping[str, str], command: str | None, setup: Iterable[str] = ()
+    files: Mapping[str, str],
+    command: str | None,
+    setup: Iterable[str] = (),
+    changed: Sequence[str] = (),
 ) -> Environment | None:
-    """The environment of a task whose completed files are ``files`` (None: nothing to set up)."""
+    """The environment of a task whose completed files are ``files`` (None: nothing to set up);
+    ``changed``: the files the task changes (which members of a monorepo it needs)."""
     recipes: list[EnvironmentRecipe] = []
     inputs: dict[str, str] = {}
-    for recipe in [*_node(files), *_python(files, setup), *_compiled(files)]:
+    touched = touched_paths(changed, command)
+    for recipe in [*_node(files, touched), *_python(files, setup), *_compiled(files)]:
         recipes.append(recipe)
         for path in (recipe.manifest, *recipe.lockfiles, *recipe.workspaces):
             if path in files:
@@ -97,9 +103,9 @@ def detect(
 
 
 def _identity(recipe: EnvironmentRecipe) -> dict[str, object]:
-    """A recipe as its environment's hash reads it (without an empty ``workspaces``, so that
-    recipes written before workspaces were installed keep their hashes)."""
-    skip = {"workspaces"} if not recipe.workspaces else set()
+    """A recipe as its environment's hash reads it (without an empty ``workspaces`` or
+    ``builds``, so that recipes written before either existed keep their hashes)."""
+    skip = {name for name in ("workspaces", "builds") if not getattr(recipe, name)}
     return recipe.model_dump(mode="json", exclude=skip)
 
 
@@ -139,7 +145,7 @@ def _in_node_modules(path: str) -> bool:
     return "node_modules/" in f"/{path}"
 
 
-def _node(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
+def _node(files: Mapping[str, str], touched: Sequence[str] | None) -> list[EnvironmentRecipe]:
     found = []
     for manifest in sorted(p for p in files if posixpath.basename(p) == "package.json"):
         if _in_node_modules(manifest):
@@ -151,12 +157,17 @@ def _node(files: Mapping[str, str]) -> list[EnvironmentRecipe]:
         data = _json(files[manifest])
         if not any(data.get(k) for k in (*DEPENDENCY_KEYS, "workspaces")):
             continue  # nothing to install; node itself is checked as a need
-        found.append(_node_recipe(root, manifest, locks, data, files))
+        found.append(_node_recipe(root, manifest, locks, data, files, touched))
     return found
 
 
 def _node_recipe(
-    root: str, manifest: str, locks: list[str], data: dict[str, object], files: Mapping[str, str]
+    root: str,
+    manifest: str,
+    locks: list[str],
+    data: dict[str, object],
+    files: Mapping[str, str],
+    touched: Sequence[str] | None,
 ) -> EnvironmentRecipe:
     pinned = data.get("packageManager")
     pin_name, _, pin_version = (pinned if isinstance(pinned, str) else "").partition("@")
@@ -169,10 +180,21 @@ def _node_recipe(
     if version is None:
         version = _default_version(manager, lock_text)
     install = [_node_install(manager, version, bool(locks))]
+    members = workspace_members(root, data, files)
+    needed = needed_members(root, members, files, touched) if manager == "npm" else members
+    flags = []
+    if len(needed) < len(members):  # npm ci --workspace: only these members' dependencies
+        folders = [posixpath.relpath(posixpath.dirname(m), root or ".") for m in needed]
+        flags = [f"--workspace {shlex.quote(folder)}" for folder in folders]
+        install[0] = " ".join([install[0], *flags, "--include-workspace-root"])
     if manager == "npm" and needs_tsx(files, root):  # hidden tests: node --import tsx --test
-        install.append(f"npm install --no-save --no-package-lock --ignore-scripts --no-audit {TSX}")
+        # a filtered install keeps the lockfile: without it npm resolves every member again
+        unlocked = "" if flags else " --no-package-lock"
+        tsx = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {TSX}"
+        install.append(" ".join([tsx, *flags]))
     return EnvironmentRecipe(
-        workspaces=tuple(workspace_members(root, data, files)),
+        workspaces=tuple(needed),
+        builds=compile_steps(root, needed, files),
         ecosystem="node",
         manager=manager,  # type: ignore[arg-type]
         manager_version=version,

@@ -179,6 +179,16 @@ def _test(item: LoadedTask, command: str) -> str:
     return Template(text).safe_substitute(command=command)
 
 
+def _after_builds(item: LoadedTask, command: str) -> str:
+    """The check after the environment's compile steps (workspace members other members import
+    built), each from the app folder, as validation runs them; a failed build fails the check."""
+    env = item.task.environment
+    steps = [step for recipe in (env.recipes if env else ()) for step in recipe.builds]
+    if not steps or not command:
+        return command
+    return " && ".join([*(f"(cd \"$APP\" && {step})" for step in steps), f"({command})"])
+
+
 def _instruction(item: LoadedTask, command: str) -> str:
     text = item.task.instruction.rstrip() + "\n\n"
     if item.task.family in ANSWER_FAMILIES:
@@ -223,7 +233,7 @@ def export_task(item: LoadedTask, dest: Path) -> None:
         _write_files(tests / "hidden", item.folders.get("tests", ()))
     for script, text in (
         (solution / "solve.sh", _solve(item)),
-        (tests / "test.sh", _test(item, command)),
+        (tests / "test.sh", _test(item, _after_builds(item, command))),
     ):
         script.write_text(text)
         script.chmod(0o755)

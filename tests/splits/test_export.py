@@ -284,3 +284,32 @@ def test_real_harbor_lints_every_exported_family_clean(
     every = subprocess.run([*lint, "--select", "ALL", *tasks], capture_output=True, text=True)
     findings = [line for line in every.stdout.splitlines() if line.strip()]
     assert findings and all("[unpinned-image]" in line for line in findings), findings
+
+
+def test_test_sh_runs_the_environments_compile_steps_before_the_check(
+    accepted_out: Path, tmp_path: Path
+) -> None:
+    """A monorepo task's members imported built (``EnvironmentRecipe.builds``) are compiled
+    in test.sh, from the app folder as the agent left it, before the check: the check below
+    passes only when the step ran first."""
+    from trajforge.records import Environment, EnvironmentRecipe
+
+    source = next(t for t in load_tasks(accepted_out).accepted if t.task.family == "repair")
+    recipe = EnvironmentRecipe(
+        ecosystem="node",
+        manager="npm",
+        manifest="package.json",
+        install=("npm ci --ignore-scripts",),
+        toolchain=("node", "npm"),
+        builds=("mkdir -p lib/dist && echo built > lib/dist/index.js",),
+    )
+    env = Environment(recipes=(recipe,), hash="0" * 64)
+    check = "grep -q built lib/dist/index.js"
+    verifier = source.task.verifier.model_copy(update={"command": check})
+    task = source.task.model_copy(update={"environment": env, "verifier": verifier})
+    harbor.export_task(LoadedTask(task, source.folders, source.content_hash), tmp_path / "t")
+    script = (tmp_path / "t" / "tests" / "test.sh").read_text()
+    assert (
+        f'(cd "$APP" && mkdir -p lib/dist && echo built > lib/dist/index.js) && ({check})' in script
+    )
+    assert _local_trial(tmp_path / "t", "nop", tmp_path / "run") == 1.0

@@ -179,7 +179,12 @@ class EnvironmentRecipe(BaseModel):
     """Python: the ``major.minor`` the packages are installed for."""
     workspaces: tuple[str, ...] = ()
     """Node: the manifests of the workspace members (npm / yarn / pnpm workspaces) installed
-    with the root's lockfile, relative to the workspace."""
+    with the root's lockfile, relative to the workspace (an npm task that works inside some
+    members installs only those and the members they depend on)."""
+    builds: tuple[str, ...] = ()
+    """Node: compile steps run in the workspace before every check, as a person would type them
+    (``cd packages/tui && tsgo -p tsconfig.build.json``): the members other members import
+    through a ``dist/`` no repository commits, dependencies first."""
 
 
 class Environment(BaseModel):

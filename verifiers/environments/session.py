@@ -9,6 +9,7 @@ the node toolchain) and PYTHONPATH (the installed packages, then the project's `
 
 from __future__ import annotations
 
+import logging
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -26,6 +27,8 @@ from trajforge.protocols import (
 )
 from trajforge.records import EnvironmentRecipe
 from trajforge.verifiers.sandbox.common import SAFE_PATH
+
+log = logging.getLogger(__name__)
 
 WORKSPACE = "/workspace"
 RUN_ENV = {
@@ -69,6 +72,21 @@ def _linked_modules(target: str, link: str) -> list[str]:
     ]
 
 
+BUILD_FAILED = "trajforge: build step failed:"
+
+
+def _build_line(step: str) -> str:
+    """A compile step (``cd MEMBER && COMPILER …``), run from the workspace when it holds the
+    member (an empty workspace, a control, has none); its failure is reported, never fatal (the
+    checks that import what it builds then fail, and are blamed on the environment)."""
+    words = shlex.split(step)
+    guard = (
+        f"[ ! -d {shlex.quote(words[1])} ] || " if words[:1] == ["cd"] and len(words) > 1 else ""
+    )
+    failed = shlex.quote(f"{BUILD_FAILED} {step}")
+    return f"cd {WORKSPACE} && {{ {guard}({step}) >&2 || echo {failed} >&2; }}"
+
+
 class EnvSandbox:
     """A backend plus one environment: what every session links and sets."""
 
@@ -110,17 +128,22 @@ class EnvSandbox:
             lines.append(f"mkdir -p {shlex.quote(folder)}")
             lines += _linked_modules(target, link)
             lines += self._member_links(recipe)
+        for recipe in self.recipes:  # after every link: a member's compiler may be another's
+            lines += [_build_line(step) for step in recipe.builds]
         return "\n".join(lines) if len(lines) > 1 else ""
 
     def _member_links(self, recipe: EnvironmentRecipe) -> list[str]:
         """Workspace members' own node_modules (what the install did not hoist), linked where
-        the built environment has one."""
+        the built environment has one and the workspace has the member (an empty workspace,
+        a control, has none)."""
         lines = []
         for manifest in recipe.workspaces:
             member = manifest.rsplit("/", 1)[0]
-            target = shlex.quote(f"{self.env_root}/node/{member}/node_modules")
-            link = shlex.quote(f"{WORKSPACE}/{member}/node_modules")
-            lines.append(f"if [ -d {target} ]; then rm -rf {link}; ln -s {target} {link}; fi")
+            target = f"{self.env_root}/node/{member}/node_modules"
+            folder = f"{WORKSPACE}/{member}"
+            present = f"[ -d {shlex.quote(target)} ] && [ -d {shlex.quote(folder)} ]"
+            writable = "; ".join(_linked_modules(target, f"{folder}/node_modules"))
+            lines.append(f"if {present}; then {writable}; fi")
         return lines
 
     def run_env(self) -> dict[str, str]:
@@ -159,9 +182,13 @@ class EnvSession(Closing):
     def _setup(self) -> None:
         if not self._script:
             return
-        done = self.inner.run(["sh", "-c", self._script], timeout=60, env=self._env)
+        builds = any(r.builds for r in self.owner.recipes)
+        timeout = 600 if builds else 60
+        done = self.inner.run(["sh", "-c", self._script], timeout=timeout, env=self._env)
         if done.exit_code != 0:
             raise SandboxError(f"linking the task environment failed: {done.stderr.strip()}")
+        if BUILD_FAILED in done.stderr:
+            log.info("%s", done.stderr.strip()[-2000:])
 
     def run(
         self,
