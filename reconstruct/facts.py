@@ -227,8 +227,13 @@ def names_stated(answer: str) -> set[str]:
 
 
 def focus_of(question: str) -> tuple[FactKind, ...]:
-    """Kinds of fact the question asks for (empty: it does not say)."""
-    return tuple(kind for kind, pattern in FOCUS.items() if pattern.search(question))  # type: ignore[misc]
+    """Kinds of fact the question asks for (empty: it does not say). A question that asks for a
+    number, a name or a place is not a yes/no one, however it opens ("Using sales.csv, what is
+    the total …?")."""
+    found = tuple(kind for kind, pattern in FOCUS.items() if pattern.search(question))
+    if len(found) > 1 and "polarity" in found:
+        found = tuple(kind for kind in found if kind != "polarity")
+    return found  # type: ignore[return-value]
 
 
 def answer_key(question: str, answer: str, grounds: Grounds) -> AnswerKey | None:
@@ -256,8 +261,8 @@ def _required(grounded: list[Fact], focus: tuple[FactKind, ...]) -> list[Fact]:
     picked: list[Fact] = []
     for kind in wanted:
         options = [f for f in grounded if f.kind == kind]
-        if not options and kind in ("identifier", "path"):
-            options = [f for f in grounded if f.kind in ("identifier", "path")]
+        if not options and kind == "path":  # "where": a name that says where is an answer
+            options = [f for f in grounded if f.kind == "identifier"]
         fresh = [f for f in options if f not in picked]
         if fresh:
             picked.append(fresh[0])

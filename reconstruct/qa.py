@@ -63,6 +63,13 @@ def judge_qa(
         return QaVerdict(
             None, Reason.NO_DELIVERABLE, "asks for an action, but no workspace file changed"
         )
+    follow = rules.FOLLOW_UP.match(request)
+    if follow is not None and len((follow.group("rest") or "").split()) <= rules.FOLLOW_UP_WORDS:
+        return QaVerdict(
+            None,
+            Reason.NOT_SELF_CONTAINED,
+            "a follow-up question: its subject is the previous turn, not stated in it",
+        )
     if (m := rules.NOT_CHECKABLE_REQUEST.search(request)) is not None:
         return QaVerdict(
             None, Reason.CONVERSATION, f"asks for advice, opinion or a plan ({m.group(0)!r})"
@@ -84,5 +91,24 @@ def judge_qa(
             None,
             Reason.CONVERSATION,
             "the answer states no fact grounded in the workspace or a re-runnable command",
+        )
+    return _crux(key)
+
+
+def _crux(key: AnswerKey) -> QaVerdict:
+    """The key, unless it cannot hold what the question asks: only plain words (`entries`),
+    or only files the answer mentions when the question does not ask where."""
+    asked = [f for f in key.required if f.kind != "polarity"]
+    names = ", ".join(f.value for f in asked)
+    if all(f.kind == "identifier" and rules.BARE_WORD.fullmatch(f.value) for f in asked):
+        return QaVerdict(
+            None, Reason.KEY_GUESSABLE, f"the key holds only plain words ({names}), no crux"
+        )
+    if "path" not in key.focus and all(f.kind == "path" for f in asked):
+        return QaVerdict(
+            None,
+            Reason.KEY_GUESSABLE,
+            f"the key is only files the answer mentions ({names}); the question does not ask "
+            "where",
         )
     return QaVerdict(key)

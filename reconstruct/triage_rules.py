@@ -361,10 +361,28 @@ NOT_CHECKABLE_REQUEST = re.compile(
     r"(?i)\b(?:what do you think|your (?:opinion|thoughts|take)|should (?:we|i)|would it be "
     r"better|which is better|pros and cons|recommend|suggest|propose|plan|design|brainstorm|"
     r"ideas?|walk me through|how (?:would|should|could) (?:we|i|you)|can we|could we|"
-    r"is it possible|any way|(?:did|have|has|were|are) you|are we|you still)\b"
+    r"is it possible|any way|(?:did|have|has|were|are) you|are we|you still|"
+    r"(?:better|best|nicer|clearer|good|shorter) (?:name|title|wording|word|label)s?|"
+    r"alternatives?|naming|what (?:should|could|would) (?:it|this|that|we) (?:be )?called|"
+    r"what would be (?:a|an|the) (?:better|best|good|nicer|cleaner))\b"
 )
-"""Opinion, advice and planning, and questions about the assistant's own doings ("did you
-update…?"): nothing a fixed answer key over the workspace could check."""
+"""Opinion, advice and planning, naming ("what would be a better name for such section? give
+few alternatives"), and questions about the assistant's own doings ("did you update…?"):
+nothing a fixed answer key over the workspace could check."""
+
+FOLLOW_UP = re.compile(
+    r"""(?xi)
+    ^\W*(?:(?:and|so|ok(?:ay)?|hmm+|but)\W+)?
+    (?:(?P<bare>what\s+else|why(?:\s+not)?|how\s+come|really|and\s+then|which\s+one)\W*$
+      |(?:(?:what|how)\s+about|what\s+of|same\s+(?:for|with)|and\s+(?:for|in|with)
+         |also\s+for)\b(?P<rest>[^?]*)\?*\s*$)
+    """
+)
+"""A question whose subject is the previous turn: "what about `path/to/example.ts` ?", "and
+for the tests?", or a bare "why not?". Asked on its own it has no subject; with few words
+after its opener (:data:`FOLLOW_UP_WORDS`) it is not self-contained."""
+FOLLOW_UP_WORDS = 6
+"""A follow-up opener followed by more words than this states its own subject."""
 
 CHAT_ANSWER = re.compile(
     r"(?i)^\W*(?:that'?s|that is|i agree|agreed|you'?re right|good (?:call|idea|point|catch)|"
@@ -385,6 +403,10 @@ ACTION_ANSWER = re.compile(
 )
 """Answers that report what was done rather than state facts ("Done.", "Committed and
 pushed…", "Let me check…"): not answers to a question."""
+
+BARE_WORD = re.compile(r"[a-z]{1,14}")
+"""A fact spelled as one plain lowercase word (`entries`, `tokens`): a key made only of such
+words could be hit by a guess from the question's subject, so it holds no crux."""
 
 MIN_REQUIRED_FACTS = 1
 """A qa task needs at least one grounded fact its answer must state."""

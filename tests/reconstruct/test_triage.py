@@ -366,6 +366,61 @@ def test_not_a_genuine_question(question: str, answer: str, reason: str) -> None
     assert [r for r, _ in reasons(found)] == [reason]
 
 
+SESSION_TS = (
+    "export class Session {\n  entries: Entry[] = [];\n"
+    "  messagesFrom(firstKeptEntryIndex: number): Message[] {\n"
+    "    return this.entries.slice(firstKeptEntryIndex).map(toMessage);\n  }\n}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "reason"),
+    [
+        # follow-ups whose subject is the previous turn (real: "what about path/to/example.ts ?")
+        ("what about `pool/pool.py` ?", "It reads MAX_WORKERS from pool/settings.py too.",
+         "not_self_contained"),
+        ("and for the tests?", "They use 8 workers as well (MAX_WORKERS).", "not_self_contained"),
+        # naming and opinion (real: "what would be a better name for such section? give few
+        # alternatives")
+        ("what would be a better name for such section? give few alternatives",
+         "Maybe `WorkerSettings`, or MAX_WORKERS as it is.", "conversation"),
+        # a key of plain words only (real: "how do we get the messages from
+        # firstKeptEntryIndex?" keyed on `entries`)
+        ("how do we get the messages from firstKeptEntryIndex?",
+         "We slice `entries` from that index and map each to a message.", "key_guessable"),
+        # a how-question keyed only on a file the answer mentions (real: "how was markdown
+        # rendering added? vendored marked?", keyed on a file name)
+        ("how was the session added? vendored?",
+         "It lives in `src/session.ts`, written here, not vendored.", "key_guessable"),
+    ],
+)  # fmt: skip
+def test_qa_that_is_not_a_question_with_a_crux(question: str, answer: str, reason: str) -> None:
+    s = Script().user(question).read("pool/settings.py", SETTINGS).read("pool/pool.py", POOL)
+    found = run(s.read("src/session.ts", SESSION_TS).say(answer))
+    assert found.candidates == [], [c.answer_key for c in found.candidates]
+    assert [r for r, _ in reasons(found)] == [reason]
+
+
+def test_a_fact_computed_by_a_command_answers_a_question_that_opens_with_a_clause() -> None:
+    """Our scripted data session: the total is printed by a polars one-liner, and the question
+    opens "Using sales.csv, what is …" (it was taken for a yes/no question and dropped)."""
+    question = "Using sales.csv, what is the total revenue (units × price) for the West region?"
+    s = Script().user(question).read("sales.csv", "region,units,price\nWest,10,2.5\nWest,4,10\n")
+    s.shell(
+        "python3 -c \"import polars as pl; d = pl.read_csv('sales.csv'); "
+        "print(d.filter(pl.col('region') == 'West').select(pl.col('units') * pl.col('price'))"
+        '.sum().item())"',
+        0,
+        "65.0\n",
+    )
+    found = run(s.say("The total revenue for the West region is **65.00**."))
+    ((task,),) = [found.candidates]
+    assert task.answer_key is not None and task.answer_key.focus == ("number",)
+    (fact,) = task.answer_key.required
+    assert (fact.kind, fact.value) == ("number", "65.00")
+    assert fact.grounded_in.startswith("output:python3 -c")
+
+
 def test_an_answer_resting_on_the_machine_is_live_state() -> None:
     s = Script().user("Which program is listening on port 5432?")
     s.shell("lsof -i :5432", 0, "postgres 123 me 5u IPv4 TCP localhost:postgresql (LISTEN)")
