@@ -7,11 +7,17 @@ own group (its source), so held-out questions can be drawn from the same tables.
 to one side only, so no session or project straddles train and test. Groups are shuffled with
 the seed and taken greedily while they fit the remaining per-family targets; targets that
 cannot be met are reported as shortfalls.
+
+Without explicit targets, :func:`default_targets` aims at ``DEFAULT_HELD_OUT_SHARE`` of each
+family that has at least two groups, and :func:`select` with ``at_least_one`` then holds out
+the smallest group of a family the greedy pass left empty, as long as no family loses more
+than ``MAX_DEFAULT_SHARE`` of its tasks (so never all of its groups).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections import Counter
 from collections.abc import Sequence
@@ -22,6 +28,15 @@ from trajforge.records import FAMILIES
 from trajforge.splits.tasks import LoadedTask, config_of
 
 PROJECT_FILE_MIN = 64
+
+DEFAULT_HELD_OUT_SHARE = 0.15
+"""Held-out share of each family when ``--eval-per-family`` is not given (the reference release
+held out 40 of 270 tasks): rounded half up, at least 1 when the family spans two or more
+groups, at most all but one task; a family in a single group holds out nothing."""
+
+MAX_DEFAULT_SHARE = 0.5
+"""Under the default, a group too large for its family's target is still held out when the
+family has nothing held out yet, unless that takes more than this share of any family."""
 
 
 @dataclass(frozen=True)
@@ -143,10 +158,56 @@ def _apportion(total: int, sizes: dict[str, int]) -> dict[str, int]:
     return shares
 
 
+def family_sizes(all_groups: Sequence[Group]) -> dict[str, tuple[int, int]]:
+    """family → (tasks, groups holding at least one of its tasks)."""
+    tasks: Counter[str] = Counter()
+    spans: Counter[str] = Counter()
+    for group in all_groups:
+        tasks.update(group.families)
+        spans.update(group.families.keys())
+    return {f: (tasks[f], spans[f]) for f in sorted(tasks)}
+
+
+def default_targets(
+    all_groups: Sequence[Group], share: float = DEFAULT_HELD_OUT_SHARE
+) -> dict[str, int]:
+    """Per-family held-out targets when none are given (see ``DEFAULT_HELD_OUT_SHARE``)."""
+    targets = {}
+    for family, (tasks, spans) in family_sizes(all_groups).items():
+        wanted = min(max(1, math.floor(share * tasks + 0.5)), tasks - 1)
+        targets[family] = wanted if spans >= 2 else 0
+    return targets
+
+
+def not_held_reason(tasks: int, spans: int, target: int | None, default: bool) -> str:
+    """Why a family of ``tasks`` tasks in ``spans`` groups has no held-out task (``target``
+    None: no target named it; ``default``: the targets come from :func:`default_targets`)."""
+    if not default and not target:
+        if target is None:
+            return "no --eval-per-family target covers it"
+        return "--eval-per-family sets its target to 0"
+    if tasks == 1:
+        return "a single task: holding it out would leave the family without train tasks"
+    if spans == 1:
+        return (
+            f"all {tasks} tasks are in one group (same session or shared project files), "
+            "which cannot be split between train and test without leakage"
+        )
+    return (
+        f"no group of its {spans} fits a target of {target} without taking too much of it "
+        "or of another family in the same group"
+    )
+
+
 def select(
-    all_groups: Sequence[Group], targets: dict[str, int], seed: int
+    all_groups: Sequence[Group], targets: dict[str, int], seed: int, at_least_one: bool = False
 ) -> tuple[set[str], dict[str, int], list[str]]:
-    """Held-out task ids, achieved counts per family, and shortfall messages."""
+    """Held-out task ids, achieved counts per family, and shortfall messages.
+
+    ``at_least_one`` (the default rule): a family with a positive target that the greedy pass
+    left empty gets its smallest remaining group, as long as that keeps every family of the
+    group at or under ``MAX_DEFAULT_SHARE`` held out; targets are aims, so no shortfalls.
+    """
     order = sorted(all_groups, key=lambda g: g.id)
     random.Random(seed).shuffle(order)
     need = dict(targets)
@@ -157,6 +218,28 @@ def select(
             chosen.update(group.members)
             for family, n in group.families.items():
                 need[family] -= n
+    if at_least_one:
+        sizes = {f: tasks for f, (tasks, _) in family_sizes(all_groups).items()}
+        for family in sorted(targets):
+            if targets[family] <= 0 or need[family] < targets[family]:
+                continue
+            room = [
+                g
+                for g in order
+                if family in g.families
+                and not chosen.intersection(g.members)
+                and all(
+                    targets.get(f, 0) - need.get(f, 0) + n <= MAX_DEFAULT_SHARE * sizes[f]
+                    for f, n in g.families.items()
+                )
+            ]
+            if room:
+                group = min(room, key=lambda g: (g.families[family], len(g.members)))
+                chosen.update(group.members)
+                for f, n in group.families.items():
+                    need[f] -= n
+        achieved = {f: targets[f] - need[f] for f in sorted(targets)}
+        return chosen, achieved, []
     achieved = {f: targets[f] - need[f] for f in sorted(targets)}
     shortfalls = [
         f"{family}: wanted {targets[family]}, selected {achieved[family]} "

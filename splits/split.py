@@ -1,7 +1,8 @@
 """``trajforge split``: accepted tasks → a dataset revision folder.
 
-Load accepted tasks, drop exact and near duplicates, pick held-out tasks group-aware per family,
-then write parquet, ``manifest.json`` and the dataset card into a staging folder that replaces
+Load accepted tasks, drop exact and near duplicates, pick held-out tasks group-aware per family
+(``--eval-per-family`` targets, else ``select.DEFAULT_HELD_OUT_SHARE`` of each family), then
+write parquet, ``manifest.json`` and the dataset card into a staging folder that replaces
 ``DATASET`` in one rename, so a failed split never leaves half a dataset.
 """
 
@@ -36,6 +37,23 @@ from trajforge.splits.tasks import LoadedTask, LoadReport, load_tasks
 IMBALANCE_RATIO = 3.0
 
 
+class FamilyHoldout(BaseModel):
+    """What was held out of one family."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tasks: int
+    """Tasks of the family after dedup."""
+    groups: int
+    """Groups holding at least one of its tasks."""
+    target: int | None
+    """Held-out target (None: no ``--eval-per-family`` target named it)."""
+    held_out: int
+    """Tasks put in test."""
+    held_out_groups: int
+    """Groups put in test that hold some of its tasks."""
+
+
 class SplitSummary(BaseModel):
     """Result of ``trajforge split`` (also its ``--json`` output)."""
 
@@ -51,6 +69,12 @@ class SplitSummary(BaseModel):
     """Candidates, statuses, duplicates removed, kept."""
     duplicates: list[Duplicate] = Field(default_factory=list)
     """The dedup report."""
+    holdout_rule: str = ""
+    """How held-out targets were set: the default share, or the ``--eval-per-family`` specs."""
+    held_out: dict[str, FamilyHoldout] = Field(default_factory=dict)
+    """family → tasks, groups, target and what was held out (every family)."""
+    not_held_out: dict[str, str] = Field(default_factory=dict)
+    """family → why none of its tasks is held out (families with none in test)."""
     shortfalls: list[str] = Field(default_factory=list)
     """Held-out targets that could not be met."""
     problems: list[str] = Field(default_factory=list)
@@ -67,7 +91,8 @@ class SplitSpec:
     (recorded in the manifest's ``split``)."""
 
     targets: tuple[str, ...] = ()
-    """Held-out sizes as given to ``--eval-per-family`` (N, build=3,repair=2, coding=40)."""
+    """Held-out sizes as given to ``--eval-per-family`` (N, build=3,repair=2, coding=40); empty:
+    the default, ``select.DEFAULT_HELD_OUT_SHARE`` of each family the grouping allows."""
     seed: int = 0
     """Seed of the held-out selection."""
     threshold: float = 0.8
@@ -93,15 +118,25 @@ def run(
         raise UsageError(f"{out}: no accepted tasks to split (tasks by status: {seen})")
     kept, duplicates = dedup.dedup(report.accepted, spec.threshold)
     families: Counter[str] = Counter(t.task.family for t in kept)
-    per_family = select.per_family(wanted, families)
     groups = select.groups(kept)
-    held, achieved, shortfalls = select.select(groups, per_family, spec.seed)
+    default = not spec.targets
+    per_family = select.default_targets(groups) if default else select.per_family(wanted, families)
+    held, achieved, shortfalls = select.select(groups, per_family, spec.seed, at_least_one=default)
+    holdout = _holdout(groups, per_family, held)
+    not_held = {
+        f: select.not_held_reason(h.tasks, h.groups, h.target, default)
+        for f, h in holdout.items()
+        if not h.held_out
+    }
+    recorded = list(shortfalls)
+    if default:  # the default aims at every family: say in the card which ones it missed
+        recorded += [f"{f}: not held out: {why}" for f, why in not_held.items()]
     definition = SplitDefinition(
         seed=spec.seed,
         targets=wanted,
         per_family=per_family,
         achieved=achieved,
-        shortfalls=tuple(shortfalls),
+        shortfalls=tuple(recorded),
         near_duplicate_threshold=spec.threshold,
     )
     group_of = {m: g.id for g in groups for m in g.members}
@@ -132,9 +167,43 @@ def run(
         counts=manifest.counts,
         yields=manifest.yields,
         duplicates=duplicates,
+        holdout_rule=_rule(spec),
+        held_out=holdout,
+        not_held_out=not_held,
         shortfalls=shortfalls,
         problems=report.problems,
     )
+
+
+def _rule(spec: SplitSpec) -> str:
+    if spec.targets:
+        return "--eval-per-family " + " ".join(spec.targets)
+    share = round(select.DEFAULT_HELD_OUT_SHARE * 100)
+    return (
+        f"default: {share}% of each family, rounded, at least 1 task when it spans 2+ groups, "
+        "never all of its groups"
+    )
+
+
+def _holdout(
+    groups: Sequence[select.Group], per_family: dict[str, int], held: set[str]
+) -> dict[str, FamilyHoldout]:
+    taken: Counter[str] = Counter()
+    spans: Counter[str] = Counter()
+    for group in groups:
+        if held.intersection(group.members):
+            taken.update(group.families)
+            spans.update(group.families.keys())
+    return {
+        family: FamilyHoldout(
+            tasks=tasks,
+            groups=n_groups,
+            target=per_family.get(family),
+            held_out=taken[family],
+            held_out_groups=spans[family],
+        )
+        for family, (tasks, n_groups) in select.family_sizes(groups).items()
+    }
 
 
 def _with_teacher(versions: DatasetVersions, kept: Sequence[LoadedTask]) -> DatasetVersions:

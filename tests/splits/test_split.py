@@ -148,7 +148,7 @@ def test_only_accepted_tasks_and_unreadable_ones_are_counted(
     broken = accepted_out / "tasks" / "build-0000000000000000"
     broken.mkdir()
     (broken / "task.json").write_text("{not json")
-    summary = split.run(accepted_out, tmp_path / "ds")
+    summary = split.run(accepted_out, tmp_path / "ds", SplitSpec(("0",)))
     assert summary.yields["by_status"]["pending"] == 1
     assert summary.yields["by_status"]["unreadable"] == 1
     assert summary.exit_code() == 1

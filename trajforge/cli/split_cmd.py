@@ -13,7 +13,10 @@ from trajforge.records import DatasetManifest, DatasetVersions, load_record
 from trajforge.splits import atif, harbor
 from trajforge.splits import split as split_stage
 from trajforge.splits.push import push as push_dataset
+from trajforge.splits.select import DEFAULT_HELD_OUT_SHARE
 from trajforge.splits.tasks import load_tasks
+
+DEFAULT_PERCENT = round(DEFAULT_HELD_OUT_SHARE * 100)
 
 
 def versions() -> DatasetVersions:
@@ -33,7 +36,9 @@ def split(
     eval_per_family: list[str] = typer.Option(
         [],
         "--eval-per-family",
-        help="Held-out size: N (each family), build=3,repair=2, or coding=40,data_analysis=150.",
+        help="Held-out size: N (each family), build=3,repair=2, or coding=40,data_analysis=150"
+        f" (default: {DEFAULT_PERCENT}% of each family that spans 2+ groups;"
+        " 0 holds out nothing).",
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out selection."),
     near: float = typer.Option(0.8, "--near-threshold", help="MinHash similarity for near dups."),
@@ -56,6 +61,14 @@ def split(
             f"duplicates removed {y['duplicates_exact']} exact + {y['duplicates_near']} near, "
             f"kept {y['kept']} → {dataset} (revision {summary.revision})"
         )
+        held = [
+            f"{f} {h.held_out} of {h.tasks} ({h.held_out_groups} of {h.groups} groups)"
+            for f, h in summary.held_out.items()
+            if h.held_out
+        ]
+        out.print(f"held out ({summary.holdout_rule}): {', '.join(held) or 'none'}")
+        for family, why in summary.not_held_out.items():
+            out.print(f"not held out: {family}: {why}")
         for line in summary.shortfalls:
             err.print(f"[yellow]shortfall:[/yellow] {line}")
     for problem in summary.problems:
