@@ -51,7 +51,10 @@ def _members(node: tree_sitter.Node) -> list[str]:
     lines = []
     for item in body.named_children if body is not None else []:
         name = _text(item.child_by_field_name("name"))
-        if item.type == "method_definition" and not name.startswith(("#", "_")):
+        hidden = any(
+            c.type == "accessibility_modifier" and _text(c) != "public" for c in item.children
+        )
+        if item.type == "method_definition" and not name.startswith(("#", "_")) and not hidden:
             lines.append("  " + _head(item))
     return lines
 
@@ -146,8 +149,8 @@ class TypeScript:
 
     def example_test(self, hidden: str, changed: Sequence[str], files: Mapping[str, str]) -> str:
         """A test in the package runner's style that imports ``changed[0]`` relative to it."""
-        target = PurePosixPath(changed[0]).with_suffix("")
-        rel = PurePosixPath(*([".."] * (len(PurePosixPath(hidden).parts) - 1)), target)
-        spec = rel.as_posix() if rel.as_posix().startswith(".") else f"./{rel.as_posix()}"
+        target = PurePosixPath(changed[0]).with_suffix("").as_posix()
+        rel = posixpath.relpath(target, posixpath.dirname(hidden) or ".")
+        spec = rel if rel.startswith(".") else f"./{rel}"
         runner = runner_of(files, package_root(hidden, files))
         return _TS_EXAMPLE.get(runner, _TS_EXAMPLE["node"]).format(spec=spec)

@@ -125,8 +125,13 @@ def _unsuitable(
         text = "teacher: no oracle: nothing to derive an interface contract from"
         return None, finding(Reason.TEACHER_UNSUITABLE, text)
     language = task_language(workspace, oracle)
+    changed = sorted(changed_code(workspace, oracle))
+    if not changed:
+        tests = sorted(p for p, text in oracle.items() if workspace.get(p) != text)
+        shown = ", ".join(tests[:4]) + (" …" if len(tests) > 4 else "")
+        text = f"teacher: the episode changed only tests ({shown or 'nothing'}): no code to test"
+        return None, finding(Reason.TEACHER_UNSUITABLE, text)
     if language is None:
-        changed = sorted(changed_code(workspace, oracle))
         shown = ", ".join(changed[:4]) + (" …" if len(changed) > 4 else "")
         langs = ", ".join(LANGUAGES)
         text = f"teacher: no source in a language it tests ({langs}) was changed: {shown}"

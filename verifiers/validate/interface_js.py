@@ -38,7 +38,14 @@ def resolve(spec: str, test_path: str, paths: frozenset[str]) -> str | None:
     if stem.startswith(".."):
         return None
     candidates = [stem, *(stem + e for e in EXTENSIONS), *(f"{stem}/index{e}" for e in EXTENSIONS)]
+    base, ext = posixpath.splitext(stem)
+    candidates += [base + e for e in _COMPILED_FROM.get(ext, ())]  # TypeScript ESM: "./a.js"
     return next((c for c in candidates if c in paths and not is_test_file(c)), None)
+
+
+_COMPILED_FROM = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx": (".tsx",)}
+"""The TypeScript sources an import spelled with the compiled suffix names (``import "./a.js"``
+of ``a.ts``, as Node16 / NodeNext module resolution has TypeScript written)."""
 
 
 def _string(node: tree_sitter.Node | None) -> str | None:

@@ -1,0 +1,166 @@
+"""A real TypeScript task from other people's data, proven end to end: pi-mono's
+``large-session.jsonl`` (``../shared/corpus/pi-mono``), the episode that ports
+``packages/coding-agent/src/tui/user-message-selector.ts`` to the theme.
+
+Reconstruct finds pi-mono's commit in a clone of its bundle (``../shared/corpus/repos``); the
+task's environment installs only the workspace members it needs (coding-agent and the members it
+imports: the web-ui member's tarball from SheetJS's CDN cannot be fetched here) and compiles
+pi-ai, pi-tui and pi-agent-core before each run, as their ``dist/`` is not committed. Validate
+asks the teacher through the real ``openai`` client, replaying answers recorded for the exact
+prompts (``tests/teacher/cassettes/real/extend-ea784f247da81ae3_*``, see the README there):
+round 1's tests leave 5 of 20 mutants alive, round 2's kill them all, then the teacher writes
+the instruction. Verify scores the start, the stub and a vitest-config hack 0, and the oracle
+and a selector written unlike it (``tests/fixtures/real_ts``) 1.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sandbox.conftest import load_backend
+from tests.teacher.server import Cassettes, load, serve
+from tests.validate.conftest import local_context
+from trajforge.oracles.stub import stub_source
+from trajforge.reconstruct import pipeline
+from trajforge.reconstruct.repos import RepoSearch
+from trajforge.records import Reason, Task, load_record
+from trajforge.verifiers.environments.cache import CACHE_ENV
+from trajforge.verifiers.validate.files import read_tree, write_tree
+from trajforge.verifiers.validate.verify import verify_files
+
+CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
+SESSION = CORPUS / "pi-mono" / "large-session.jsonl"
+BUNDLE = CORPUS / "repos" / "badlogic__pi-mono.bundle"
+TASK = "extend-ea784f247da81ae3"
+SELECTOR = "packages/coding-agent/src/tui/user-message-selector.ts"
+HIDDEN = "packages/coding-agent/test/user-message-selector.hidden.test.ts"
+UNLIKE = Path(__file__).parents[1] / "fixtures" / "real_ts" / "user-message-selector.unlike.ts"
+CASSETTES = tuple(f"real/{TASK}_{n}" for n in ("tests_round1", "tests_round2", "instruction"))
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # npm ci, 2 teacher rounds, 20 mutants
+
+
+@pytest.fixture(scope="module")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    if not SESSION.is_file() or not BUNDLE.is_file():
+        pytest.skip(f"SKIPPED: the shared corpus (pi-mono session and bundle) is not at {CORPUS}")
+    for tool in ("node", "npm", "git"):
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool.upper()} NOT ON PATH: the real TypeScript task test is skipped")
+    local_context()  # skips loudly when the local sandbox is unusable
+    cache = tmp_path_factory.mktemp("real-ts-env")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(cache))
+        yield cache
+
+
+@pytest.fixture(scope="module")
+def taught(
+    env_cache: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Cassettes, subprocess.CompletedProcess[str]]:
+    """The episode reconstructed against the bundle's clone, then validated through the CLI."""
+    repos = tmp_path_factory.mktemp("real-ts-repos")
+    clone = ["git", "clone", "-q", "--no-checkout", str(BUNDLE), str(repos / "pi-mono")]
+    subprocess.run(clone, check=True, timeout=600)
+    out = tmp_path_factory.mktemp("real-ts-out")
+    spec = pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(repos),)))
+    pipeline.run([SESSION], out, spec)
+    for other in (out / "tasks").iterdir():
+        if other.name != TASK:
+            shutil.rmtree(other)
+    state = Cassettes(load(*CASSETTES))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out)]
+    with serve(state) as url:
+        env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-test-real-ts-0123456789")
+        argv += ["--teacher", "openai:gpt-5", "--json"]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=1500, env=env)
+    return out / "tasks" / TASK, state, result
+
+
+def _task(task_dir: Path) -> Task:
+    return load_record(Task, task_dir / "task.json")
+
+
+def test_the_environment_installs_the_members_it_needs_and_compiles_their_imports(
+    taught: tuple[Path, Cassettes, subprocess.CompletedProcess[str]],
+) -> None:
+    task = _task(taught[0])
+    assert task.environment is not None
+    (recipe,) = task.environment.recipes
+    assert "packages/web-ui/package.json" not in recipe.workspaces
+    assert "--workspace packages/coding-agent" in recipe.install[0]
+    assert [b.split(" && ")[0] for b in recipe.builds] == [
+        "cd packages/ai",
+        "cd packages/tui",
+        "cd packages/agent",
+    ]
+
+
+def test_the_teacher_loop_proves_a_real_typescript_task(
+    taught: tuple[Path, Cassettes, subprocess.CompletedProcess[str]],
+) -> None:
+    task_dir, state, result = taught
+    task = _task(task_dir)
+    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
+        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    first_round = {f.reason for f in loop.rounds[0].findings}
+    assert Reason.WEAK_MUTANT_KILL in first_round  # 15 of 20 killed in round 1
+    summary = task.validation.evidence.mutants
+    assert summary is not None and summary.kill_rate == 1.0 and summary.total == 20
+    assert {c.result for n, c in task.validation.controls.items() if n != "oracle"} == {"fail"}
+    # the prompt: the public contract only, the package's runner, its own tests as examples
+    first = state.requests[0]["messages"][1]["content"]
+    assert "export class UserMessageSelectorComponent extends Container" in first
+    assert "\n  private updateList" not in first  # the contract lists public members only
+    assert "cd packages/coding-agent && npx --no-install vitest run" in first
+    assert 'from "../src/tui/user-message-selector"' in first
+    # the instruction states the interface and leaks no hidden test name or expected value
+    assert "UserMessageSelectorComponent" in task.instruction
+    assert "handleInput(keyData: string): void" in task.instruction
+    for leak in ("hidden", "Branch from Message", "Message 1 of", "→"):
+        assert leak not in task.instruction
+
+
+def _score(task_dir: Path, files: dict[str, str], dest: Path) -> float:
+    write_tree(dest, files)
+    return verify_files(task_dir, _task(task_dir), dest, load_backend("local")).reward
+
+
+def test_cheap_wrong_solutions_score_zero_and_a_rewrite_one(
+    taught: tuple[Path, Cassettes, subprocess.CompletedProcess[str]], tmp_path: Path
+) -> None:
+    task_dir = taught[0]
+    if _task(task_dir).validation.status != "accepted":
+        pytest.skip("the task was not accepted (see the test above)")
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    stub = stub_source(SELECTOR, oracle[SELECTOR])
+    assert stub is not None
+    config = (
+        'import { defineConfig } from "vitest/config";\n\nexport default defineConfig({ test: '
+        '{ include: ["nothing/**"], passWithNoTests: true } });\n'
+    )
+    wrong = {
+        "nothing": start,
+        "stub": {**start, SELECTOR: stub},
+        "vitest config runs no test": {**oracle, "packages/coding-agent/vitest.config.ts": config},
+        "hidden test replaced": {**oracle, HIDDEN: 'import "vitest";\n'},
+    }
+    wrong["vitest config runs no test"][SELECTOR] = start[SELECTOR]
+    wrong["hidden test replaced"][SELECTOR] = start[SELECTOR]
+    scores = {name: _score(task_dir, files, tmp_path / str(n)) for n, (name, files) in
+              enumerate(wrong.items())}  # fmt: skip
+    assert scores == dict.fromkeys(wrong, 0.0), scores
+    unlike = {**start, SELECTOR: UNLIKE.read_text()}
+    assert _score(task_dir, unlike, tmp_path / "unlike") == 1.0
+    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
