@@ -135,3 +135,24 @@ def test_config_layers_and_errors(tmp_path: Path) -> None:
     toml.write_text("max_mutants = [")
     with pytest.raises(UsageError, match="not valid TOML"):
         load_config(toml)
+
+
+def test_only_a_needed_missing_file_makes_the_workspace_incomplete(reconstructed: Path) -> None:
+    """A test file the session changed beyond recovery (a `sed -i` over the repository's own
+    tests, as in pi-mono's theme session) does not block a task checked by named tests that do
+    not include it; a missing source file, or any missing file under a suite command, does."""
+    from trajforge.records import Task, Verifier, load_record
+    from trajforge.verifiers.validate.single import precheck
+
+    path = next(p for p in sorted(reconstructed.glob("tasks/extend-*/task.json")))
+    task = load_record(Task, path)
+    files = task.files.model_copy(update={"missing": ("test/editor.test.ts",)})
+    hidden = Verifier(kind="none")
+    named = Verifier(kind="tests", tests=("test/new.test.ts",))
+    suite = Verifier(kind="command", command="npm test")
+    for verifier, blocked in ((hidden, False), (named, False), (suite, True)):
+        got = precheck(task.model_copy(update={"files": files, "verifier": verifier}))
+        assert (got is not None and got.reason is Reason.WORKSPACE_INCOMPLETE) is blocked
+    source = task.files.model_copy(update={"missing": ("src/editor.ts",)})
+    got = precheck(task.model_copy(update={"files": source, "verifier": hidden}))
+    assert got is not None and got.reason is Reason.WORKSPACE_INCOMPLETE

@@ -139,7 +139,7 @@ def precheck(task: Task) -> Finding | None:
     blocked = repo_reason(task)  # --repos: repository not found / commit not told
     if blocked is not None:
         return blocked
-    missing = [p for p in task.files.missing if p not in task.files.shell_modified]
+    missing = [p for p in _needed_missing(task) if p not in task.files.shell_modified]
     if task.family != "qa" and missing:  # shell-changed files are re-made by replaying them
         found = task.source.repo is not None and task.source.repo.status == "found"
         fix = (
@@ -154,6 +154,17 @@ def precheck(task: Task) -> Finding | None:
             f"be recovered (e.g. {missing[0]}); its oracle was not run — {fix}",
         )
     return None
+
+
+def _needed_missing(task: Task) -> list[str]:
+    """The missing files a task's check could need: a test file the session changed beyond
+    recovery is not, when the check runs only named tests (its own, or the teacher's hidden
+    ones) that do not include it; it is left out of the task as the session left it unknown."""
+    verifier = task.verifier
+    if verifier.kind == "command":  # a suite: which tests it runs is the runner's to say
+        return list(task.files.missing)
+    named = set(verifier.tests)
+    return [p for p in task.files.missing if not is_test_file(p) or p in named]
 
 
 def _precheck(task: Task) -> Validation | None:
