@@ -9,15 +9,14 @@ not, and files touched without their content being known are reported as missing
 from __future__ import annotations
 
 import logging
-import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from trajforge.reconstruct import shell
 from trajforge.reconstruct.patches import PatchError, apply_edits, apply_unified, apply_v4a
 from trajforge.reconstruct.paths import PathViolation, confine
-from trajforge.reconstruct.shell_writes import Change, changes
+from trajforge.reconstruct.replay_shell import apply_shell
+from trajforge.reconstruct.shell_globs import unseen
 from trajforge.records import Event
 
 log = logging.getLogger(__name__)
@@ -69,6 +68,9 @@ class Replay:
     """Every file of the starting tree when it is known (a recovered commit): a file outside it
     that the session changed without its content being known was created during the session
     (by a command replay could not follow), not there from the start. None: unknown."""
+    globbed: list[tuple[int, str, bool]] = field(default_factory=list)
+    """(event index, pattern, folders too) of every glob a shell command expanded: see
+    :func:`_mark_unseen`."""
 
     def current(self, path: str) -> str | None:
         versions = self.history.get(path)
@@ -78,6 +80,20 @@ class Replay:
 
     def record(self, path: str, version: Version) -> None:
         self.history.setdefault(path, []).append(version)
+
+    def put(self, path: str, index: int, content: str | None, origin: Origin) -> None:
+        """Record that ``path`` holds ``content`` (None: unknown) from event ``index`` on."""
+        self.record(path, Version(index, content, origin))
+
+    def relative(self, index: int, path: str | None) -> str | None:
+        """``path`` relative to the root; None (a violation noted) when it is outside."""
+        if not path:
+            return None
+        try:
+            return confine(path, self.root)
+        except PathViolation as exc:
+            self.violations.append(f"event {index}: {exc}")
+            return None
 
     def state_at(self, index: int) -> Snapshot:
         """The workspace after every event up to and including ``index`` took effect."""
@@ -134,8 +150,21 @@ def replay(
         elif event.kind == "tool_result":
             call = calls.get(event.call_id or "")
             _apply_result(state, index, event, call)
+    _mark_unseen(state)
     _drop_path_kind_conflicts(state)
     return state
+
+
+_SEEN_BEFORE = frozenset({"read", "edit", "shell"})
+"""First versions that say a file existed before them (not written, patched or moved in)."""
+
+
+def _mark_unseen(state: Replay) -> None:
+    """A file replay first learns of after a glob that could have matched it is marked
+    changed by that command, content unknown (see :func:`shell_globs.unseen`)."""
+    firsts = {p: v[0].index for p, v in state.history.items() if v[0].origin in _SEEN_BEFORE}
+    for path, index in unseen(state.globbed, firsts).items():
+        state.history[path].insert(0, Version(index, None, "shell"))
 
 
 def _drop_path_kind_conflicts(state: Replay) -> None:
@@ -165,7 +194,7 @@ def _apply_result(state: Replay, index: int, result: Event, call: Event | None) 
     if call is None:
         return
     if call.tool_kind == "shell":
-        _shell(state, index, call, result)
+        apply_shell(state, index, call, result)
         return
     if result.is_error:
         return
@@ -174,18 +203,8 @@ def _apply_result(state: Replay, index: int, result: Event, call: Event | None) 
         handler(state, index, call)
 
 
-def _rel(state: Replay, index: int, path: str | None) -> str | None:
-    if not path:
-        return None
-    try:
-        return confine(path, state.root)
-    except PathViolation as exc:
-        state.violations.append(f"event {index}: {exc}")
-        return None
-
-
 def _observe(state: Replay, index: int, path: str | None, result: Event) -> None:
-    rel = _rel(state, index, path)
+    rel = state.relative(index, path)
     if rel is None or result.content is None:
         return
     if result.partial:
@@ -197,14 +216,14 @@ def _observe(state: Replay, index: int, path: str | None, result: Event) -> None
 
 
 def _write(state: Replay, index: int, call: Event) -> None:
-    rel = _rel(state, index, call.path)
+    rel = state.relative(index, call.path)
     if rel is not None and call.content is not None:
         state.record(rel, Version(index, call.content, "write"))
         state.mutations.append(index)
 
 
 def _edit(state: Replay, index: int, call: Event) -> None:
-    rel = _rel(state, index, call.path)
+    rel = state.relative(index, call.path)
     if rel is None:
         return
     state.mutations.append(index)
@@ -225,7 +244,7 @@ def _patch(state: Replay, index: int, call: Event) -> None:
     state.mutations.append(index)
 
     def read(path: str) -> str | None:
-        rel = _rel(state, index, path)
+        rel = state.relative(index, path)
         return state.current(rel) if rel else None
 
     try:
@@ -237,78 +256,14 @@ def _patch(state: Replay, index: int, call: Event) -> None:
         state.divergences.append(f"event {index}: patch: {exc}")
         return
     for op in ops:
-        rel = _rel(state, index, op.path)
+        rel = state.relative(index, op.path)
         if rel is None:
             continue
         if op.action == "delete" or op.move_to:
             state.record(rel, Version(index, None, "deleted"))
-        target = _rel(state, index, op.move_to) if op.move_to else rel
+        target = state.relative(index, op.move_to) if op.move_to else rel
         if target is not None and op.action != "delete":
             state.record(target, Version(index, op.content, "patch"))
-
-
-def _shell(state: Replay, index: int, call: Event, result: Event) -> None:
-    command = call.command or ""
-    if not command or (result.is_error and result.exit_code is None):
-        return  # refused or never ran
-    if not shell.is_mutating(command):
-        return
-    state.shell_commands.append((index, command))
-    state.mutations.append(index)
-    base = call.cwd or state.root
-    for change in changes(command):
-        dest = _rel(state, index, _joined(base, change.path))
-        source = _rel(state, index, _joined(base, change.source)) if change.source else None
-        if dest is None or (change.source is not None and source is None):
-            continue
-        if change.kind == "write":
-            state.record(dest, Version(index, None, "shell"))
-        elif change.kind == "delete":
-            _delete(state, index, _under(state, dest, change.tree))
-        elif source is not None:
-            _transfer(state, index, change, (source, dest), result.exit_code == 0)
-
-
-def _joined(base: str | None, path: str) -> str:
-    return path if path.startswith(("/", "~")) or not base else f"{base.rstrip('/')}/{path}"
-
-
-def _under(state: Replay, path: str, tree: bool) -> list[str]:
-    """What ``rm`` of ``path`` removed: the file, or (``-r``) every file known under it; a
-    folder nothing is known of is left alone (what it held is not in the history)."""
-    if not tree:
-        return [path]
-    inside = sorted(p for p in state.history if p.startswith(path + "/"))
-    return [path, *inside] if path in state.history else inside
-
-
-def _delete(state: Replay, index: int, paths: Sequence[str]) -> None:
-    """Files ``rm`` removed: gone from ``index`` on (one never seen before existed until
-    then, its content unknown)."""
-    for path in paths:
-        if path not in state.history:
-            state.record(path, Version(index, None, "shell"))
-        state.record(path, Version(index, None, "deleted"))
-
-
-def _transfer(state: Replay, index: int, change: Change, where: tuple[str, str], ok: bool) -> None:
-    """A move or copy of ``source`` (a file, or a folder of known files) to ``dest``. When the
-    command succeeded and the source's content is known, the destination has it; otherwise
-    its content is unknown. A move removes the source."""
-    source, dest = where
-    if change.into or any(p.startswith(dest + "/") for p in state.history):
-        dest = f"{dest}/{posixpath.basename(source)}"
-    pairs = [(source, dest)]
-    if change.tree and source not in state.history:
-        inside = [p for p in state.history if p.startswith(source + "/")]
-        pairs = [(p, dest + p[len(source) :]) for p in sorted(inside)] or pairs
-    for old, new in pairs:
-        content = state.current(old) if ok else None
-        state.record(new, Version(index, content, "moved" if ok else "shell"))
-        if change.kind == "move" and ok:
-            _delete(state, index, [old])
-        elif change.kind == "move":
-            state.record(old, Version(index, None, "shell"))
 
 
 _HANDLERS: dict[str, Callable[[Replay, int, Event], None]] = {

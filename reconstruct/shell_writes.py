@@ -1,20 +1,27 @@
 """Which files a recorded shell command wrote: read through its quoting, redirections, comments,
 ``cd`` and each program's own options (``sed -i ''`` on macOS, ``-e SCRIPT``, ``truncate -s``).
 
-Each effect is a :class:`Change`: a write (content unknown), a deletion (``rm``), or a move or
-copy whose destination replay can fill from the source when it knows it. Best effort and on
-the side of precision: a word that still holds a variable, a glob or a substitution names no
-file that can be known, and after a ``cd`` to such a place no relative path can be placed.
+Each effect is a :class:`Change`: a write (content unknown), a ``sed -i`` substitution whose
+new content replay computes when it knows the old one (:mod:`sed_call`), a deletion (``rm``),
+or a move or copy whose destination replay can fill from the source when it knows it. Best
+effort and on the side of precision: a word that still holds a variable, a brace list or a
+substitution names no file that can be known, and after a ``cd`` to such a place no relative
+path can be placed. An unquoted glob in a file word of ``sed -i``, ``rm``, ``mv`` and ``cp``
+(a move's or copy's source, not its destination) is kept as a pattern that replay expands
+against the files it knows (:mod:`shell_globs`); in any other word it names no file.
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
+from trajforge.reconstruct.sed_call import sed_call
+from trajforge.reconstruct.sed_script import SedScript
 from trajforge.reconstruct.shell import UNRESOLVED, simple_commands
+from trajforge.reconstruct.shell_globs import is_glob, restore, shield
 
 _VALUED = {
     "sed": {"-e", "--expression", "-f", "--file", "-l", "--line-length"},
@@ -75,8 +82,9 @@ def _in_place(args: Sequence[str]) -> tuple[bool, list[str]]:
 class Change:
     """One effect of a shell command on a file, in the order the command ran them."""
 
-    kind: Literal["write", "delete", "move", "copy"]
-    """write: content unknown after; delete: gone; move / copy: ``path`` gets ``source``."""
+    kind: Literal["write", "substitute", "delete", "move", "copy"]
+    """write: content unknown after; substitute: ``script`` rewrote it; delete: gone; move /
+    copy: ``path`` gets ``source``."""
     path: str
     """The file changed (a move's or copy's destination)."""
     source: str | None = None
@@ -85,10 +93,26 @@ class Change:
     """``path`` is a folder: the source lands inside it under its own name."""
     tree: bool = False
     """The path may be a folder: everything under it too (``rm -r``, ``cp -r``)."""
+    glob: bool = False
+    """The path naming existing files (a move's or copy's ``source``, else ``path``) is a
+    pattern (``*``, ``?``, ``[…]``) that replay expands against the files it knows."""
+    script: SedScript | None = None
+    """substitute: the ``s`` commands that rewrote the file."""
+    backup: str = ""
+    """sed -i SUFFIX: the file's old content is kept at ``path + backup``."""
+
+
+_GLOBBING = frozenset({"sed", "rm", "mv", "cp"})
+"""Programs whose file words replay expands when they are globs."""
 
 
 def _edited(program: str, args: Sequence[str]) -> list[Change]:
-    """Files ``sed -i`` / ``perl -i`` rewrite: every positional word but the script."""
+    """Files ``sed -i`` / ``perl -i`` rewrite: every positional word but the script; a sed
+    call read with confidence (:func:`sed_call`) says how."""
+    call = sed_call(args) if program == "sed" else None
+    if call is not None:
+        kind: Literal["write", "substitute"] = "substitute" if call.script else "write"
+        return [Change(kind, f, script=call.script, backup=call.backup) for f in call.files]
     in_place, rest = _in_place(args)
     if not in_place:
         return []
@@ -153,35 +177,55 @@ def changes(command: str) -> list[Change]:
     found: list[Change] = []
     cwd: str | None = "."
     outer: list[str | None] = []
-    for cmd in simple_commands(command):
+    for cmd in simple_commands(shield(command)):
         while len(outer) > cmd.depth:
             cwd = outer.pop()
         while len(outer) < cmd.depth:
             outer.append(cwd)
-        program = posixpath.basename(cmd.argv[0]) if cmd.argv else ""
+        program = posixpath.basename(restore(cmd.argv[0])) if cmd.argv else ""
         if program == "cd":
-            cwd = _cd(cwd, cmd.argv[1:])
+            cwd = _cd(cwd, [restore(a) for a in cmd.argv[1:]])
             continue
         writer = _WRITERS.get(program)
-        made = [Change("write", t) for t in cmd.writes]
-        for change in [*made, *(writer(program, cmd.argv[1:]) if writer else [])]:
-            placed = _placed(cwd, change)
-            if placed is not None:
-                found.append(placed)
+        made = [_placed(cwd, Change("write", t)) for t in cmd.writes]
+        done = writer(program, cmd.argv[1:]) if writer else []
+        made += [_placed(cwd, c, program in _GLOBBING) for c in done]
+        found += [c for c in made if c is not None]
     return found
 
 
-def _placed(cwd: str | None, change: Change) -> Change | None:
-    """``change`` with its paths joined onto ``cwd``; None when one cannot be known."""
-    paths = [change.path] if change.source is None else [change.path, change.source]
+def _placed(cwd: str | None, change: Change, globbing: bool = False) -> Change | None:
+    """``change`` with its (shielded) words read and joined onto ``cwd``; None when one
+    cannot be known. With ``globbing``, the word naming existing files may be a pattern."""
+    words = [change.path] if change.source is None else [change.path, change.source]
+    glob = globbing and is_glob(words[-1])
+    if glob and change.source is not None and not change.into:
+        return None  # one match renames, several move into: which, the files replay knows can't say
     joined = []
-    for path in paths:
-        if not path or UNRESOLVED.search(path) or path.startswith("/dev/"):
+    for n, word in enumerate(words):
+        path = _path(cwd, word, glob and n == len(words) - 1)
+        if path is None:
             return None
-        if not path.startswith(("/", "~")):  # ~: the home folder, never under a cd
-            if cwd is None:
-                return None
-            path = posixpath.normpath(posixpath.join(cwd, path))
         joined.append(path)
     source = joined[1] if change.source is not None else None
-    return Change(change.kind, joined[0], source, change.into, change.tree)
+    return replace(change, path=joined[0], source=source, glob=glob)
+
+
+def _path(cwd: str | None, word: str, glob: bool) -> str | None:
+    """The path a shielded word names (a pattern when ``glob``), placed under ``cwd``."""
+    path = word if glob else restore(word)
+    if not path or path.startswith("/dev/") or (not glob and UNRESOLVED.search(path)):
+        return None
+    if glob and (path.endswith("/") or _climbs_after_glob(path)):
+        return None  # dir/*/ names folders only; */.. needs what the pattern matched
+    if not path.startswith(("/", "~")):  # ~: the home folder, never under a cd
+        if cwd is None:
+            return None
+        path = posixpath.normpath(posixpath.join(cwd, path))
+    return path
+
+
+def _climbs_after_glob(pattern: str) -> bool:
+    segments = pattern.split("/")
+    first = next(n for n, s in enumerate(segments) if is_glob(s))
+    return ".." in segments[first:]

@@ -80,10 +80,11 @@ def test_v4a_patch_updates_adds_and_deletes() -> None:
 
 
 def test_shell_mutations_are_marked() -> None:
-    s = Script().read("a.txt", "1\n").shell("sed -i 's/1/2/' a.txt", 0)
+    s = Script().read("a.txt", "1\n").shell("sed -i 's/1/2/' a.txt", 0).shell("sed -i 1d a.txt", 0)
     state = replay(s.events, "/w")
-    assert state.shell_commands == [(3, "sed -i 's/1/2/' a.txt")]
-    assert state.state_at(3).missing == {"a.txt"}
+    assert state.shell_commands == [(3, "sed -i 's/1/2/' a.txt"), (5, "sed -i 1d a.txt")]
+    assert state.state_at(3).files == {"a.txt": "2\n"}  # an s command: computed
+    assert state.state_at(5).missing == {"a.txt"}  # d: not followed
 
 
 def test_base_files_seed_the_workspace() -> None:
@@ -204,3 +205,165 @@ def test_random_moves_copies_and_removals_never_raise_and_stay_confined() -> Non
             snap = state.state_at(index)
             for path in [*snap.files, *snap.missing]:
                 assert not path.startswith(("/", "~", "..")), path
+
+
+# sed -i of s commands: the new content computed when the old one is known
+
+
+def test_real_macos_seds_are_computed_on_known_files() -> None:
+    """Commands from the real pi-mono sessions (macOS sed, ``-i ''``), run from the root and
+    with an absolute path."""
+    markdown = 'const a = new Markdown("# A", 0, 0);\nconst b = new Markdown(text, 1, 1);\n'
+    s = (
+        Script()
+        .read("packages/tui/test/markdown.test.ts", markdown)
+        .read("/w/src/cli.ts", 'import { main } from "./main-new.js";\nmain-new();\n')
+        .shell(
+            r"sed -i '' 's/new Markdown(\(.*\), 0, 0)/new Markdown(\1, 0, 0, undefined, "
+            r"defaultMarkdownTheme)/g' packages/tui/test/markdown.test.ts",
+            0,
+            "(no output)",
+        )
+        .shell("sed -i '' 's/main-new/main/g' /w/src/cli.ts", 0, "(no output)")
+    )
+    files, missing = _end(s)
+    assert not missing
+    assert files["packages/tui/test/markdown.test.ts"] == (
+        'const a = new Markdown("# A", 0, 0, undefined, defaultMarkdownTheme);\n'
+        "const b = new Markdown(text, 1, 1);\n"
+    )
+    assert files["src/cli.ts"] == 'import { main } from "./main.js";\nmain();\n'
+
+
+@pytest.mark.parametrize(
+    ("command", "exit_code", "output"),
+    [
+        ("sed -i '' 's/a/b/' f.txt", 0, ""),  # known: the control case
+        ("sed -i '' '/a/d' f.txt", 0, ""),  # another command than s
+        ("sed -i '' '1s/a/b/' f.txt", 0, ""),  # an address
+        ("sed -i '' 's/a/b/' f.txt && npm test", 1, ""),  # it may not have run
+        ("sed -i '' 's/a/b/' f.txt; echo done", 0, 'sed: 1: "s/a/b/": bad flag\ndone\n'),
+        ("sed -i '' 's/a/b/' g.txt", 0, ""),  # a file replay never saw
+    ],
+)
+def test_sed_stays_unknown_unless_sure(command: str, exit_code: int, output: str) -> None:
+    s = Script().read("f.txt", "a\n").shell(command, exit_code, output)
+    files, missing = _end(s)
+    if command == "sed -i '' 's/a/b/' f.txt":
+        assert files == {"f.txt": "b\n"} and not missing
+    else:
+        assert "f.txt" in missing or "g.txt" in missing
+        assert files.get("f.txt") != "b\n"
+
+
+def test_a_sed_backup_keeps_the_old_content() -> None:
+    s = Script().read("f.txt", "a\n").shell("sed -i.orig 's/a/b/' f.txt", 0)
+    assert _end(s)[0] == {"f.txt": "b\n", "f.txt.orig": "a\n"}
+
+
+def test_gnu_sed_without_expression_flag_is_marked_mutating() -> None:
+    """``sed -E -i`` (the flag after -E) changes files even though the command-line pattern
+    of mutating commands misses it."""
+    s = Script().read("f.txt", "aa\n").shell("sed -E -i 's/a+/b/' f.txt", 0)
+    state = replay(s.events, "/w")
+    assert state.shell_commands == [(3, "sed -E -i 's/a+/b/' f.txt")]
+    assert state.state_at(3).files == {"f.txt": "b\n"}
+
+
+# globs in sed -i, rm, mv and cp: expanded against the files replay knows
+
+PI_MONO = {
+    "packages/coding-agent/src/utils/config.ts": "export const APP = 1;\n",
+    "packages/coding-agent/src/core/agent.ts": 'import { APP } from "../utils/config.js";\n',
+    "packages/coding-agent/src/core/model.ts": "export const M = 1;\n",
+    "packages/coding-agent/src/core/tools/bash.ts": 'import { X } from "../utils/config.js";\n',
+    "packages/coding-agent/src/core/tools/deep/grep.ts": 'import "../utils/config.js";\n',
+    "packages/coding-agent/src/core/.eslintrc.ts": 'import "../utils/config.js";\n',
+    "packages/coding-agent/src/main.ts": 'import { APP } from "./utils/config.js";\n',
+}
+
+
+def test_the_real_pi_mono_move_and_globbed_sed_on_a_known_tree() -> None:
+    """Real pi-mono commands (macOS, bash without globstar): config.ts moves up, then every
+    core file's import of it is rewritten. ``core/**/*.ts`` is ``core/*/*.ts``: one folder
+    down, not two; ``*`` skips dot files."""
+    s = (
+        Script()
+        .shell("cd packages/coding-agent/src && mv utils/config.ts .", 0)
+        .shell(
+            "cd packages/coding-agent/src\n\n"
+            "# Fix imports in core/ (../utils/config -> ../config)\n"
+            "sed -i '' 's|from \"../utils/config.js\"|from \"../config.js\"|g' core/*.ts "
+            "core/**/*.ts\n",
+            0,
+        )
+    )
+    state = replay(s.events, "/w", base=PI_MONO, started_with=frozenset(PI_MONO))
+    end = state.state_at(len(s.events) - 1)
+    src = "packages/coding-agent/src/"
+    assert not end.missing
+    assert end.files[src + "config.ts"] == "export const APP = 1;\n"
+    assert src + "utils/config.ts" not in end.files
+    assert end.files[src + "core/agent.ts"] == 'import { APP } from "../config.js";\n'
+    assert end.files[src + "core/tools/bash.ts"] == 'import { X } from "../config.js";\n'
+    assert end.files[src + "core/model.ts"] == "export const M = 1;\n"
+    unchanged = ["core/tools/deep/grep.ts", "core/.eslintrc.ts", "main.ts"]
+    assert all(end.files[src + p] == PI_MONO[src + p] for p in unchanged)
+
+
+def test_globbed_rm_and_mv_follow_the_known_tree() -> None:
+    tree = {"src/a.gen.ts": "A", "src/b.gen.ts": "B", "src/keep.ts": "K", "theme/dark.json": "D"}
+    s = Script().shell("rm src/*.gen.ts && mkdir -p ui/theme && mv theme/* ui/theme/", 0)
+    state = replay(s.events, "/w", base=tree, started_with=frozenset(tree))
+    assert state.state_at(len(s.events) - 1).files == {
+        "src/keep.ts": "K",
+        "ui/theme/dark.json": "D",
+    }
+
+
+def test_a_glob_matching_a_file_known_only_by_name_leaves_it_unknown() -> None:
+    """The starting tree lists a file replay holds no text of (binary or huge): the glob
+    reaches it, and what sed made of it is unknown."""
+    tree = {"core/a.ts": "x\n"}
+    s = Script().shell("sed -i 's/x/y/' core/*.ts", 0)
+    state = replay(s.events, "/w", base=tree, started_with=frozenset({"core/a.ts", "core/b.ts"}))
+    end = state.state_at(len(s.events) - 1)
+    assert end.files == {"core/a.ts": "y\n"} and end.missing == {"core/b.ts"}
+
+
+def test_a_glob_in_a_folder_replay_does_not_know_stays_unknown() -> None:
+    """No repository: replay knows only the files the session saw. A glob over a folder it
+    saw nothing of changes nothing it knows; a file there read later is unknown before the
+    read (the read shows it after the sed), not known from the start."""
+    s = (
+        Script()
+        .read("src/seen.ts", "x\n")
+        .shell("sed -i '' 's/x/y/g' lib/*.ts src/*.ts", 0)
+        .read("lib/later.ts", "y\n")
+    )
+    state = replay(s.events, "/w")
+    sed_done = 3
+    before, after = state.state_at(1), state.state_at(sed_done)
+    assert before.files == {"src/seen.ts": "x\n"} and before.missing == {"lib/later.ts"}
+    assert after.files == {"src/seen.ts": "y\n"} and after.missing == {"lib/later.ts"}
+    assert state.state_at(len(s.events) - 1).files["lib/later.ts"] == "y\n"
+
+
+def test_quoted_globs_and_folder_matches_are_not_expanded() -> None:
+    tree = {"src/a.ts": "x\n", "src/sub/b.ts": "x\n"}
+    s = Script().shell("rm 'src/*.ts'; sed -i 's/x/y/' src/*", 0)
+    state = replay(s.events, "/w", base=tree, started_with=frozenset(tree))
+    end = state.state_at(len(s.events) - 1)
+    assert end.missing == {"src/a.ts"}  # sed on a folder fails: nothing about a.ts is sure
+    assert end.files == {"src/sub/b.ts": "x\n"}
+
+
+def test_a_glob_replay_cannot_expand_exactly_leaves_what_it_may_match_unknown() -> None:
+    """``[a-z]`` follows the locale's collation in bash: every known file it may match is
+    unknown after it, moved ones at both ends; the others are untouched."""
+    tree = {"core/a.ts": "x\n", "core/B.ts": "x\n", "core/ab.ts": "x\n", "lib/c.ts": "x\n"}
+    s = Script().shell("sed -i 's/x/y/' core/[a-z].ts && mv lib/[a-c].ts out/", 0)
+    state = replay(s.events, "/w", base=tree, started_with=frozenset(tree))
+    end = state.state_at(len(s.events) - 1)
+    assert end.files == {"core/ab.ts": "x\n"}
+    assert end.missing == {"core/a.ts", "core/B.ts", "lib/c.ts", "out/c.ts"}

@@ -1,0 +1,183 @@
+"""Replay of a shell command's file effects (:mod:`shell_writes` reads them from its text).
+
+``sed -i`` of ``s`` commands is computed on a file whose content replay knows, when the
+command exited 0 and no sed complained in its output; anything else it wrote is unknown.
+A glob in the file words of ``sed -i``, ``rm``, ``mv`` and ``cp`` is expanded against the
+files replay knows exist at that moment: the starting tree when the repository was found
+(every tracked file, known in full), and every file the session touched, less those gone.
+A pattern it cannot expand exactly (a letter range, a class) leaves every known file it may
+have matched unknown. Files that exist but are not known then (untracked or ignored ones, or
+any file without a repository) cannot be named: those the session shows later are marked
+unknown from that command on (``Replay.globbed``), so nothing claims to know them before.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from trajforge.reconstruct import shell
+from trajforge.reconstruct.shell_globs import expand
+from trajforge.reconstruct.shell_writes import Change, changes
+from trajforge.records import Event
+
+if TYPE_CHECKING:
+    from trajforge.reconstruct.replay import Replay
+
+_SED_ERROR = re.compile(r"(?m)^(\S*/)?g?sed: ")
+"""A sed diagnostic in a command's output: some sed of it failed, whatever its exit code."""
+
+
+@dataclass(frozen=True)
+class _Run:
+    """One shell command replay applies."""
+
+    index: int
+    base: str | None
+    """The folder relative paths are taken from."""
+    ok: bool
+    """It exited 0."""
+    clean: bool
+    """It exited 0 and no sed of it complained."""
+
+
+def apply_shell(state: Replay, index: int, call: Event, result: Event) -> None:
+    """What a shell command did to the files, when it may have changed some."""
+    command = call.command or ""
+    if not command or (result.is_error and result.exit_code is None):
+        return  # refused or never ran
+    found = changes(command)
+    if not found and not shell.is_mutating(command):
+        return
+    state.shell_commands.append((index, command))
+    state.mutations.append(index)
+    ok = result.exit_code == 0
+    run = _Run(index, call.cwd or state.root, ok, ok and not _SED_ERROR.search(result.text))
+    for change in found:
+        resolved = _resolved(state, run, change)
+        if resolved is None:
+            continue
+        if resolved.glob:
+            _expand(state, run, resolved)
+        else:
+            _apply(state, run, resolved)
+
+
+def _resolved(state: Replay, run: _Run, change: Change) -> Change | None:
+    """``change`` with its paths relative to the workspace root; None when one is outside."""
+    dest = state.relative(run.index, _joined(run.base, change.path))
+    source = state.relative(run.index, _joined(run.base, change.source)) if change.source else None
+    if dest is None or (change.source is not None and source is None):
+        return None
+    return replace(change, path=dest, source=source)
+
+
+def _apply(state: Replay, run: _Run, change: Change) -> None:
+    """One resolved change of a literal path."""
+    index, path = run.index, change.path
+    if change.kind in ("write", "substitute"):
+        old = state.current(path)
+        if change.backup:  # a new file: the old content when sed surely ran
+            state.put(path + change.backup, index, old if run.clean else None, "moved")
+        new = None
+        if change.kind == "substitute" and change.script and old is not None and run.clean:
+            new = change.script.apply(old)
+        state.put(path, index, new, "shell")
+    elif change.kind == "delete":
+        _delete(state, index, _under(state, path, change.tree))
+    elif change.source is not None:
+        _transfer(state, index, change, (change.source, path), run.ok)
+
+
+def _expand(state: Replay, run: _Run, change: Change) -> None:
+    """A change whose sources are a glob: applied to each known file (or folder) it matches.
+    A glob that matches nothing known changes nothing; files replay learns of only later
+    are marked at the end of replay (``Replay.globbed``)."""
+    moving = change.source is not None
+    pattern = change.source if moving and change.source else change.path
+    touched = [pattern] if change.kind != "copy" else []  # what a move or rm took away
+    if moving:
+        touched.append(f"{change.path}/{posixpath.basename(pattern)}")
+    state.globbed += [(run.index, p, change.tree) for p in touched]
+    known = _known_paths(state)
+    matched = expand(pattern, known)
+    if matched is None:
+        _unsure(state, run.index, change, expand(pattern, known, loose=True) or [])
+        return
+    files = [p for p in matched if p in known]
+    folders = [p for p in matched if p not in known]
+    if change.kind in ("write", "substitute") and folders:
+        change = replace(change, kind="write")  # sed stops at a folder: nothing is certain
+    for path in files + (folders if change.tree or change.kind == "move" else []):
+        one = replace(change, source=path) if moving else replace(change, path=path)
+        _apply(state, run, replace(one, glob=False))
+
+
+def _unsure(state: Replay, index: int, change: Change, matched: list[str]) -> None:
+    """A glob replay cannot expand exactly: every known file it may have touched (a file it
+    may have matched, or one under a folder a tree change may have matched), and what a move
+    or copy may have made of it, is unknown from ``index`` on."""
+    for match in matched:
+        inside = [p for p in state.history if p.startswith(match + "/")] if change.tree else []
+        for path in [match, *inside] if match in state.history else inside:
+            state.put(path, index, None, "shell")
+            if change.source is not None:
+                name = posixpath.relpath(path, posixpath.dirname(match))
+                state.put(f"{change.path}/{name}", index, None, "shell")
+
+
+def _known_paths(state: Replay) -> set[str]:
+    """Every file known to exist now: the starting tree (when known) and every path in the
+    history, less those deleted since."""
+    known = set(state.started_with or ())
+    for path, versions in state.history.items():
+        if versions[-1].origin == "deleted":
+            known.discard(path)
+        else:
+            known.add(path)
+    return known
+
+
+def _joined(base: str | None, path: str) -> str:
+    return path if path.startswith(("/", "~")) or not base else f"{base.rstrip('/')}/{path}"
+
+
+def _under(state: Replay, path: str, tree: bool) -> list[str]:
+    """What ``rm`` of ``path`` removed: the file, or (``-r``) every file known under it; a
+    folder nothing is known of is left alone (what it held is not in the history)."""
+    if not tree:
+        return [path]
+    inside = sorted(p for p in state.history if p.startswith(path + "/"))
+    return [path, *inside] if path in state.history else inside
+
+
+def _delete(state: Replay, index: int, paths: Sequence[str]) -> None:
+    """Files ``rm`` removed: gone from ``index`` on (one never seen before existed until
+    then, its content unknown)."""
+    for path in paths:
+        if path not in state.history:
+            state.put(path, index, None, "shell")
+        state.put(path, index, None, "deleted")
+
+
+def _transfer(state: Replay, index: int, change: Change, where: tuple[str, str], ok: bool) -> None:
+    """A move or copy of ``source`` (a file, or a folder of known files) to ``dest``. When the
+    command succeeded and the source's content is known, the destination has it; otherwise
+    its content is unknown. A move removes the source."""
+    source, dest = where
+    if change.into or any(p.startswith(dest + "/") for p in state.history):
+        dest = f"{dest}/{posixpath.basename(source)}"
+    pairs = [(source, dest)]
+    if change.tree and source not in state.history:
+        inside = [p for p in state.history if p.startswith(source + "/")]
+        pairs = [(p, dest + p[len(source) :]) for p in sorted(inside)] or pairs
+    for old, new in pairs:
+        content = state.current(old) if ok else None
+        state.put(new, index, content, "moved" if ok else "shell")
+        if change.kind == "move" and ok:
+            _delete(state, index, [old])
+        elif change.kind == "move":
+            state.put(old, index, None, "shell")
