@@ -108,7 +108,6 @@ def _crux(key: AnswerKey) -> QaVerdict:
         return QaVerdict(
             None,
             Reason.KEY_GUESSABLE,
-            f"the key is only files the answer mentions ({names}); the question does not ask "
-            "where",
+            f"the key is only files the answer mentions ({names}); the question does not ask where",
         )
     return QaVerdict(key)
