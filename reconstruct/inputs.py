@@ -6,6 +6,7 @@ import _thread
 import gc
 import gzip
 import hashlib
+import json
 import logging
 import os
 import threading
@@ -196,7 +197,8 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, object | None, str | None
     """Stream a JSON-lines file: ``(lineno, value, error)``; blank lines are skipped.
 
     A line that is not JSON (garbage, binary, a truncated last line) yields ``value=None`` and
-    an error message, so the caller records a warning and carries on.
+    an error message, so the caller records a warning and carries on. A line whose strings hold
+    raw control characters is read as written: its value *and* a warning saying so.
     """
     try:
         fh = open_bytes(path)
@@ -211,9 +213,48 @@ def iter_json_lines(path: Path) -> Iterator[tuple[int, object | None, str | None
                 try:
                     yield lineno, orjson.loads(raw), None
                 except orjson.JSONDecodeError as exc:
-                    yield lineno, None, f"not JSON ({exc.msg})"
+                    yield lineno, *damaged_line(exc)
         except (OSError, EOFError, zlib.error) as exc:  # truncated or corrupt gzip stream
             yield lineno + 1, None, f"unreadable: {exc}"
+
+
+CONTROL_CHARACTER = "unexpected control character in string"
+"""How orjson says a string holds a raw control character (U+0000..U+001F, tab included)."""
+
+
+def damaged_line(exc: orjson.JSONDecodeError) -> tuple[object | None, str]:
+    """A JSON line orjson rejected: ``(value, warning)`` when its only fault is raw control
+    characters inside strings — read as its producer wrote them (``json.loads(strict=False)``)
+    — else ``(None, why)``: a damaged line.
+
+    What the lenient read returns must be what orjson could hold (no NaN, no lone surrogate,
+    no integer over 64 bits), so a line with another fault beside the control characters stays
+    damaged.
+    """
+    if exc.msg.startswith(CONTROL_CHARACTER):
+        try:
+            value = json.loads(exc.doc, strict=False, parse_constant=_no_constant)
+            orjson.dumps(value)
+        except (ValueError, TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            pass
+        else:
+            code = f"U+{ord(exc.doc[exc.pos]):04X} " if 0 <= exc.pos < len(exc.doc) else ""
+            where = f"{code}at column {exc.colno}"
+            return value, f"raw control character in a JSON string ({where}): read as written"
+    return None, f"not JSON ({exc.msg})"
+
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def json_line(raw: bytes | memoryview) -> tuple[object | None, str | None]:
+    """One JSON line: ``(value, None)``; one with raw control characters in its strings:
+    ``(value, warning)``; a damaged one: ``(None, why)`` (see :func:`damaged_line`)."""
+    try:
+        return orjson.loads(raw), None
+    except orjson.JSONDecodeError as exc:
+        return damaged_line(exc)
 
 
 def expand_paths(paths: Iterable[Path]) -> tuple[list[Path], list[str]]:

@@ -22,6 +22,9 @@ from trajforge.executors import LocalExecutor
 from trajforge.protocols import Executor, Format, WorkOutcome
 from trajforge.reconstruct.emit import build_task, clean_staging, write_task
 from trajforge.reconstruct.families import candidates
+from trajforge.reconstruct.formats.detect import all_formats as all_formats  # re-exported
+from trajforge.reconstruct.formats.detect import detect, formats_named
+from trajforge.reconstruct.formats.shapes import same_sessions
 from trajforge.reconstruct.funnel import (
     MAX_DROPS_KEPT,
     Dedup,
@@ -29,12 +32,12 @@ from trajforge.reconstruct.funnel import (
     duplicate_row,
     to_records,
 )
-from trajforge.reconstruct.inputs import expand_paths, read_head
+from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.paths import session_root
 from trajforge.reconstruct.repos import RepoSearch, discover
 from trajforge.reconstruct.sessionrepo import replay_session
 from trajforge.records import ParseWarning, Session, Task, TriageDrop
-from trajforge.registry import FORMATS, create, resolve
+from trajforge.registry import FORMATS, resolve
 from trajforge.scrub import Scrubber
 from trajforge.taskdir import RECONSTRUCT_SUMMARY, write_atomic
 
@@ -58,6 +61,9 @@ class InputOutcome(BaseModel):
     """Records that could not be used."""
     error: str | None = None
     """Why nothing could be read, when nothing could."""
+    same_session_as: str | None = None
+    """The input read instead of this one: it holds the same session in another shape (hermes:
+    the ``session_<id>.json`` snapshot beside the gateway's ``<id>.jsonl``); this one is not."""
 
 
 class FailedCandidate(BaseModel):
@@ -123,22 +129,6 @@ class ReconstructSummary(BaseModel):
         return 1 if self.failed_inputs or self.failed_candidates else 0
 
 
-def detect(path: Path, formats: Sequence[Format]) -> Format:
-    """The first format whose sniff accepts ``path``."""
-    head = read_head(path)
-    if not path.is_dir() and not head.strip():
-        raise FormatError(f"{path}: empty file")
-    for fmt in formats:
-        if fmt.sniff(path, head):
-            return fmt
-    known = ", ".join(f.name for f in formats)
-    raise FormatError(f"{path}: not a recognised trajectory (tried {known})")
-
-
-def all_formats() -> list[Format]:
-    return [create(FORMATS, name, "format") for name in FORMATS]
-
-
 class ReconstructSpec(BaseModel):
     """What a reconstruct run builds from, beside its inputs (recorded in each task's provenance).
 
@@ -176,6 +166,8 @@ class InputJob(BaseModel):
     """Input path (file, opencode storage tree or SQLite file)."""
     spec: ReconstructSpec = PLAIN
     """Format, base repository and repository search."""
+    same_session_as: str | None = None
+    """Another input holding the same session, read instead: this one is only detected."""
 
 
 class BuiltTask(BaseModel):
@@ -227,13 +219,13 @@ def reconstruct_input(job: InputJob) -> InputResult:
     result = InputResult(outcome=InputOutcome(path=job.path, format=None))
     outcome: dict[str, Any] = {"path": job.path, "format": None, "sessions": 0, "warnings": 0}
     scrub = Scrubber()
-    fmt_name = job.spec.fmt
-    formats = all_formats() if fmt_name == "auto" else [create(FORMATS, fmt_name, "format")]
     try:
-        fmt = detect(path, formats)
+        fmt = detect(path, formats_named(job.spec.fmt))
         outcome["format"] = fmt.name
-        for session in _sessions(path, fmt, outcome, result):
-            _build_guarded(session, job, scrub, result)
+        outcome["same_session_as"] = job.same_session_as
+        if job.same_session_as is None:
+            for session in _sessions(path, fmt, outcome, result):
+                _build_guarded(session, job, scrub, result)
     except FormatError as exc:
         outcome["error"] = str(exc)
     except Exception as exc:  # one broken input never stops the rest: a reported row
@@ -329,7 +321,11 @@ def run(
     clean_staging(out)
     if spec.repos is not None:
         discover.cache_clear()
-    jobs = [InputJob(path=str(p), spec=spec) for p in inputs]
+    same = same_sessions(inputs, formats_named(spec.fmt))
+    jobs = [
+        InputJob(path=str(p), spec=spec, same_session_as=str(same[i]) if i in same else None)
+        for i, p in enumerate(inputs)
+    ]
     redactions: Counter[str] = Counter()
     dedup = Dedup()
     for done in in_order(_executor(executor).map(reconstruct_input, jobs)):

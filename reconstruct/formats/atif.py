@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from trajforge.errors import FormatError
 from trajforge.reconstruct.formats.atif_tools import call_fields, exit_code, numbered_text
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
-from trajforge.reconstruct.inputs import read_all
+from trajforge.reconstruct.inputs import json_line, read_all
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos, sha256_hex
 
 # An unescaped "schema_version": "ATIF-v…" key: inside another format's JSON strings the quotes
@@ -233,11 +233,12 @@ def _lines(raw: bytes, file: str) -> Iterator[Session | ParseWarning]:
     for lineno, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
-        try:
-            item = trajectory_session(orjson.loads(line), file, lineno, line)
-        except orjson.JSONDecodeError as exc:
-            item = ParseWarning(file=file, line=lineno, message=f"not JSON ({exc.msg})")
-        found += isinstance(item, Session)
-        yield item
+        value, problem = json_line(line)
+        if problem is not None:  # damaged, or read with raw control characters
+            yield ParseWarning(file=file, line=lineno, message=problem)
+        if value is not None or problem is None:
+            item = trajectory_session(value, file, lineno, line)
+            found += isinstance(item, Session)
+            yield item
     if not found:
         raise FormatError(f"{file}: no readable ATIF trajectory in it")

@@ -37,7 +37,7 @@ from trajforge.reconstruct.formats.claude_code_tools import (
     shell_exit,
     str_or_none,
 )
-from trajforge.reconstruct.inputs import file_hash, iter_json_lines
+from trajforge.reconstruct.inputs import file_hash, iter_json_lines, json_line
 from trajforge.records import (
     Event,
     GitInfo,
@@ -83,10 +83,7 @@ class ClaudeCodeFormat:
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when one of the first complete lines is a Claude Code transcript line."""
         for raw in head.split(b"\n")[:20]:
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
+            record, _ = json_line(raw)
             if isinstance(record, dict) and _is_distinctive(record):
                 return True
         return False
@@ -97,9 +94,11 @@ class ClaudeCodeFormat:
         records: list[Record] = []
         warnings: list[ParseWarning] = []
         for line, value, error in iter_json_lines(path):
-            if error is not None:
+            if error is not None:  # damaged, or read with raw control characters
                 warnings.append(ParseWarning(file=source, line=line, message=error))
-            elif isinstance(value, dict) and _is_claude(value):
+                if value is None:
+                    continue
+            if isinstance(value, dict) and _is_claude(value):
                 records.append((line, value))
             else:
                 message = "JSON record is not a Claude Code transcript line"

@@ -52,7 +52,7 @@ from trajforge.reconstruct.formats.codex_tools import (
     shell_read,
     str_or_none,
 )
-from trajforge.reconstruct.inputs import file_hash, iter_json_lines
+from trajforge.reconstruct.inputs import file_hash, iter_json_lines, json_line
 from trajforge.records import Event, GitInfo, ParseWarning, Session, SessionHeader, SourcePos
 
 log = logging.getLogger(__name__)
@@ -95,10 +95,7 @@ class CodexFormat:
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when one of the first complete lines is a rollout line of either era."""
         for raw in head.split(b"\n")[:20]:
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
+            record, _ = json_line(raw)
             if isinstance(record, dict) and _sniffable(record):
                 return True
         return False
@@ -110,9 +107,11 @@ class CodexFormat:
         warnings: list[ParseWarning] = []
         for line, value, error in iter_json_lines(path):
             kind = _classify(value, first=not rows) if isinstance(value, dict) else None
-            if error is not None:
+            if error is not None:  # damaged, or read with raw control characters
                 warnings.append(ParseWarning(file=source, line=line, message=error))
-            elif kind is None:
+                if value is None:
+                    continue
+            if kind is None:
                 message = "JSON record is not a Codex rollout line"
                 warnings.append(ParseWarning(file=source, line=line, message=message))
             elif isinstance(value, dict):

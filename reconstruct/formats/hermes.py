@@ -33,7 +33,8 @@ from trajforge.reconstruct.formats.hermes_messages import (
     is_gateway,
     snapshot_session,
 )
-from trajforge.reconstruct.inputs import open_bytes, read_all, read_head
+from trajforge.reconstruct.formats.shapes import Shape
+from trajforge.reconstruct.inputs import json_line, open_bytes, read_all, read_head
 from trajforge.records import ParseWarning, Session
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 _TRAJECTORY_START = re.compile(
     rb'^\s*\{\s*(?:"prompt_index"\s*:\s*\d+\s*,\s*)?"conversations"\s*:\s*\[\s*\{\s*"(?:from|value)"'
 )
-_SNAPSHOT_START = re.compile(rb'^\s*\{\s*"session_id"\s*:\s*"[^"]*"\s*,')
+_SNAPSHOT_START = re.compile(rb'^\s*\{\s*"session_id"\s*:\s*"([^"]*)"\s*,')
 
 
 # ── ShareGPT trajectories ───────────────────────────────────────────────────────────────────
@@ -79,12 +80,11 @@ def _line_items(path: Path, seen: Counter[str]) -> Iterator[Session | ParseWarni
         seen["records"] += 1
         if _TRAJECTORY_START.match(raw) or _SNAPSHOT_START.match(raw) or EXPORT_START.match(raw):
             seen["hermes"] += 1
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            yield ParseWarning(file=file, line=lineno, message=f"not JSON ({exc.msg})")
-            continue
-        yield _record(record, file, lineno, raw.rstrip(b"\r\n"))
+        record, problem = json_line(raw)
+        if problem is not None:  # damaged, or read with raw control characters
+            yield ParseWarning(file=file, line=lineno, message=problem)
+        if record is not None or problem is None:
+            yield _record(record, file, lineno, raw.rstrip(b"\r\n"))
 
 
 def _record(record: Any, file: str, line: int, raw: bytes) -> Session | ParseWarning:
@@ -123,6 +123,32 @@ class HermesFormat:
         if _SNAPSHOT_START.match(head):
             return b'"session_start"' in head and b'"system_prompt"' in head
         return False
+
+    def twin_key(self, path: Path) -> str | None:
+        """The session id in the name of a snapshot ``session_<id>.json`` or of a gateway
+        transcript ``<id>.jsonl``: the gateway writes both for one session."""
+        name = path.name.removesuffix(".gz")
+        if name.startswith("session_") and name.endswith(".json"):
+            return name.removeprefix("session_").removesuffix(".json") or None
+        if name.endswith(".jsonl"):
+            return name.removesuffix(".jsonl") or None
+        return None
+
+    def shape(self, path: Path, head: bytes) -> Shape | None:
+        """The snapshot (its system prompt holds the working directory, its header the session
+        start; hermes never rewrites it with fewer messages) is the richer shape; the gateway
+        transcript has no session id or working directory inside."""
+        snapshot = _SNAPSHOT_START.match(head)
+        if snapshot is not None and self.sniff(path, head):
+            return Shape(
+                session_id=snapshot.group(1).decode(errors="replace"),
+                name="session snapshot",
+                rank=2,
+            )
+        if is_gateway(head):
+            sid = path.name.removesuffix(".gz").removesuffix(".jsonl")
+            return Shape(session_id=sid, name="gateway transcript", rank=1)
+        return None
 
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         name = path.name.removesuffix(".gz")
@@ -175,10 +201,7 @@ def _parse_document(path: Path) -> Iterator[Session | ParseWarning]:
 def _first_line_is_json(path: Path) -> bool:
     """A ``.json`` file whose first line is a whole JSON object is really JSON lines."""
     first = read_head(path).split(b"\n", 1)[0]
-    try:
-        return isinstance(orjson.loads(first), dict) and len(first.strip()) > 2
-    except orjson.JSONDecodeError:
-        return False
+    return isinstance(json_line(first)[0], dict) and len(first.strip()) > 2
 
 
 def _parse_lines(path: Path) -> Iterator[Session | ParseWarning]:

@@ -25,11 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from trajforge.reconstruct.formats.hermes_conversation import Builder, is_harness_notice
 from trajforge.reconstruct.formats.hermes_tools import as_object, message_text
-from trajforge.reconstruct.inputs import read_all
+from trajforge.reconstruct.inputs import json_line, read_all
 from trajforge.records import Session, SessionHeader, sha256_hex
 
 CWD_LINE = re.compile(r"^Current working directory: (.+)$", re.M)
@@ -137,11 +135,11 @@ def gateway_session(path: Path) -> Session:
     for lineno, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():
             continue
-        try:
-            msg = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            build.warn(f"not JSON ({exc.msg})", lineno)
-            continue
+        msg, problem = json_line(line)
+        if problem is not None:  # damaged, or read with raw control characters
+            build.warn(problem, lineno)
+            if msg is None:
+                continue
         if isinstance(msg, dict) and msg.get("role") == "session_meta":
             meta = meta or msg
             build.skipped["session_meta"] += 1

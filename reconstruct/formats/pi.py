@@ -28,7 +28,13 @@ import orjson
 from trajforge.errors import FormatError
 from trajforge.reconstruct.formats.pi_events import EventBuilder, model_name
 from trajforge.reconstruct.formats.pi_tools import str_or_none
-from trajforge.reconstruct.inputs import gc_paused, iter_json_lines, sha256_soon
+from trajforge.reconstruct.inputs import (
+    damaged_line,
+    gc_paused,
+    iter_json_lines,
+    json_line,
+    sha256_soon,
+)
 from trajforge.records import ParseWarning, Session, SessionHeader
 
 log = logging.getLogger(__name__)
@@ -75,9 +81,8 @@ class PiFormat:
         """True when the first non-blank line is a pi session header, or a pi entry (a file
         whose header line is missing)."""
         first = head.lstrip().split(b"\n", 1)[0]
-        try:
-            record = orjson.loads(first)
-        except orjson.JSONDecodeError:  # a line cut off by the end of ``head``
+        record, _ = json_line(first)
+        if record is None:  # a line cut off by the end of ``head``
             return first.startswith(b'{"type":"session","') or bool(ENTRY_START.match(first))
         return _is_header(record) or _is_entry(record)
 
@@ -129,6 +134,8 @@ def _read_chain(data: bytes, source: str, digest: Callable[[], str]) -> list[Ses
     chain: _Chain | None = None
     for line, value, error in _split_lines(data):
         if type(value) is dict and type(kind := value.get("type")) is str:
+            if error is not None:  # read with raw control characters: _read_whole says so
+                return None
             if kind == "session" and _is_header(value):
                 if chain is not None and not chain.close(sessions, digest):
                     return None
@@ -138,7 +145,8 @@ def _read_chain(data: bytes, source: str, digest: Callable[[], str]) -> list[Ses
         elif chain is None:
             return None
         else:
-            chain.warnings.append(ParseWarning(file=source, line=line, message=error or NOT_PI))
+            message = NOT_PI if value is not None or error is None else error
+            chain.warnings.append(ParseWarning(file=source, line=line, message=message))
     return sessions if chain is not None and chain.close(sessions, digest) else None
 
 
@@ -239,7 +247,7 @@ def _split_lines(data: bytes) -> Lines:
             try:
                 yield lineno, orjson.loads(view[start:end]), None
             except orjson.JSONDecodeError as exc:
-                yield lineno, None, f"not JSON ({exc.msg})"
+                yield lineno, *damaged_line(exc)
         start = end + 1
 
 
@@ -248,16 +256,17 @@ def _group_records(lines: Lines, source: str) -> tuple[list[_Group], _Group]:
     groups: list[_Group] = []
     current = loose = _Group(None)
     for line, value, error in lines:
-        if error is not None:
-            current.warnings.append(ParseWarning(file=source, line=line, message=error))
-        elif type(value) is dict and type(kind := value.get("type")) is str:
+        if type(value) is dict and type(kind := value.get("type")) is str:
             if kind == "session" and _is_header(value):
                 current = _Group(value)
                 groups.append(current)
             else:
                 current.records.append((line, value))
-        else:
-            current.warnings.append(ParseWarning(file=source, line=line, message=NOT_PI))
+            if error is None:
+                continue  # else: read with raw control characters, which the warning says
+        elif value is not None or error is None:
+            error = NOT_PI
+        current.warnings.append(ParseWarning(file=source, line=line, message=error or NOT_PI))
     return groups, loose
 
 
