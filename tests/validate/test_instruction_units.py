@@ -195,3 +195,28 @@ def test_command_naming_a_file_outside_the_workspace_is_not_stated(tmp_path: Pat
         )
         assert (f"`{command}` must pass" in section) is stated, (command, section)
         assert bool(notes) is not stated
+
+
+TRUNCATED = (
+    "export class TruncatedText {\n  constructor(text: string, paddingX: number = 0) {}\n"
+    "  render(width: number): string[] {\n    return [];\n  }\n}\n"
+)
+TRUNCATED_TEST = (
+    'import { describe, it } from "node:test";\nimport assert from "node:assert/strict";\n'
+    'import { TruncatedText } from "../src/truncated-text.js";\n\n'
+    'describe("TruncatedText", () => {\n  it("pads short text to the width", () => {\n'
+    '    assert.deepEqual(new TruncatedText("hello").render(7), ["hello  "]);\n  });\n});\n'
+)
+
+
+def test_a_suite_named_after_the_class_it_tests_does_not_hide_the_class(tmp_path: Path) -> None:
+    """pi-mono's hidden tests of TruncatedText open with describe("TruncatedText"): the class is
+    the interface, stated with its members; the test's own titles and values stay out. The
+    import spells the compiled suffix (``.js``) of the TypeScript source, as Node16 ESM does."""
+    hidden = {"test/truncated-text.hidden.test.ts": TRUNCATED_TEST}
+    task_dir, task = _task(tmp_path, hidden, {"src/truncated-text.ts": TRUNCATED})
+    done = finalise(task_dir, task, MinedTeacher())
+    assert "  - `class TruncatedText`" in done.instruction
+    assert "    - `render(width: number): string[]`" in done.instruction
+    for leak in ("pads short text", "hello  ", "truncated-text.hidden"):
+        assert leak not in done.instruction

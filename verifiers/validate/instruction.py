@@ -194,7 +194,7 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     request = task.request if task.request is not None else task.instruction
     hidden = hidden_tests(task_dir, task)
     section, notes = interface_section(task_dir, task, hidden)
-    items = forbidden(hidden, request)
+    items = forbidden(hidden, f"{request}\n{section}")  # a suite named after its class is no leak
     written = _Written()
     if section:
         brief = InstructionBrief(
