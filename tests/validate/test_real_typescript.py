@@ -42,6 +42,7 @@ TASK = "extend-ea784f247da81ae3"
 SELECTOR = "packages/coding-agent/src/tui/user-message-selector.ts"
 HIDDEN = "packages/coding-agent/test/user-message-selector.hidden.test.ts"
 UNLIKE = Path(__file__).parents[1] / "fixtures" / "real_ts" / "user-message-selector.unlike.ts"
+UNLIKE_TRUNCATED = UNLIKE.parent / "truncated-text.unlike.ts"
 CASSETTES = tuple(f"real/{TASK}_{n}" for n in ("tests_round1", "tests_round2", "instruction"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # npm ci, 2 teacher rounds, 20 mutants
 
@@ -61,27 +62,38 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def taught(
-    env_cache: Path, tmp_path_factory: pytest.TempPathFactory
-) -> tuple[Path, Cassettes, subprocess.CompletedProcess[str]]:
-    """The episode reconstructed against the bundle's clone, then validated through the CLI."""
+def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session reconstructed against a clone of pi-mono's bundle."""
     repos = tmp_path_factory.mktemp("real-ts-repos")
     clone = ["git", "clone", "-q", "--no-checkout", str(BUNDLE), str(repos / "pi-mono")]
     subprocess.run(clone, check=True, timeout=600)
     out = tmp_path_factory.mktemp("real-ts-out")
     spec = pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(repos),)))
     pipeline.run([SESSION], out, spec)
-    for other in (out / "tasks").iterdir():
-        if other.name != TASK:
-            shutil.rmtree(other)
-    state = Cassettes(load(*CASSETTES))
+    return out
+
+
+def _validated(
+    reconstructed: Path, task_id: str, cassettes: tuple[str, ...], out: Path, *settings: str
+) -> tuple[Path, Cassettes, subprocess.CompletedProcess[str]]:
+    """One task of the session validated through the CLI against its recorded answers."""
+    shutil.copytree(reconstructed / "tasks" / task_id, out / "tasks" / task_id)
+    state = Cassettes(load(*cassettes))
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out)]
+    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out), *settings]
     with serve(state) as url:
         env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-test-real-ts-0123456789")
         argv += ["--teacher", "openai:gpt-5", "--json"]
         result = subprocess.run(argv, capture_output=True, text=True, timeout=1500, env=env)
-    return out / "tasks" / TASK, state, result
+    return out / "tasks" / task_id, state, result
+
+
+@pytest.fixture(scope="module")
+def taught(
+    reconstructed: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Cassettes, subprocess.CompletedProcess[str]]:
+    """The selector port, validated with the teacher's three recorded answers."""
+    return _validated(reconstructed, TASK, CASSETTES, tmp_path_factory.mktemp("real-ts-taught"))
 
 
 def _task(task_dir: Path) -> Task:
@@ -164,3 +176,41 @@ def test_cheap_wrong_solutions_score_zero_and_a_rewrite_one(
     unlike = {**start, SELECTOR: UNLIKE.read_text()}
     assert _score(task_dir, unlike, tmp_path / "unlike") == 1.0
     assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+
+
+# --- a request whose stated property already holds at the start ---------------------------
+
+TRUNCATED = "extend-d52b6fadb4218cd2"
+TRUNCATED_SOURCE = "packages/tui/src/components/truncated-text.ts"
+
+
+def test_tests_of_what_the_task_states_cannot_tell_the_start_from_the_fix(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The request: "every line returned by a component's render method must not be wider than
+    the passed in width. i think truncatedtext.ts is fucked up. investigate". The teacher, told
+    to assert the property the task states and never a choice the reference made that the task
+    leaves open, tests that no line is wider than the width — and the start already keeps to it (the
+    reference also pads every line to the width and keeps ANSI codes, which nobody asked for).
+    The start passes, so the task is rejected rather than kept with tests a correct fix written
+    differently would fail (as the first recorded answer's were: see the cassettes' README)."""
+    task_dir, _, result = _validated(
+        reconstructed,
+        TRUNCATED,
+        (f"real/{TRUNCATED}_tests_round1",),
+        tmp_path,
+        "--set",
+        "teacher_rounds=1",
+    )
+    task = _task(task_dir)
+    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
+        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
+    assert task.validation.status == "rejected", result.stderr[-2000:]
+    assert task.environment is not None
+    assert task.environment.recipes[0].workspaces == ("packages/tui/package.json",)
+    assert task.validation.controls["oracle"].result == "pass"
+    assert task.validation.controls["start"].result == "pass"
+    assert Reason.CONTROL_PASSES in task.validation.codes
+    start = read_tree(task_dir / "workspace")
+    fix = {**start, TRUNCATED_SOURCE: UNLIKE_TRUNCATED.read_text()}
+    assert _score(task_dir, fix, tmp_path / "fix") == 1.0  # these tests are fair to a rewrite
