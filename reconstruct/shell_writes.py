@@ -14,6 +14,7 @@ against the files it knows (:mod:`shell_globs`); in any other word it names no f
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -177,21 +178,60 @@ def changes(command: str) -> list[Change]:
     found: list[Change] = []
     cwd: str | None = "."
     outer: list[str | None] = []
+    loops: list[tuple[str, list[str]]] = []
     for cmd in simple_commands(shield(command)):
         while len(outer) > cmd.depth:
             cwd = outer.pop()
         while len(outer) < cmd.depth:
             outer.append(cwd)
-        program = posixpath.basename(restore(cmd.argv[0])) if cmd.argv else ""
-        if program == "cd":
-            cwd = _cd(cwd, [restore(a) for a in cmd.argv[1:]])
+        argv = _unkeyworded(cmd.argv)
+        if argv[:1] == ["for"] and len(argv) > 2 and argv[2] == "in":
+            loops.append((argv[1], argv[3:]))
             continue
-        writer = _WRITERS.get(program)
-        made = [_placed(cwd, Change("write", t)) for t in cmd.writes]
-        done = writer(program, cmd.argv[1:]) if writer else []
-        made += [_placed(cwd, c, program in _GLOBBING) for c in done]
-        found += [c for c in made if c is not None]
+        if cmd.argv[:1] == ["done"] and loops:
+            loops.pop()
+            continue
+        for words in _iterations(argv, loops):
+            program = posixpath.basename(restore(words[0])) if words else ""
+            if program == "cd":
+                cwd = _cd(cwd, [restore(a) for a in words[1:]])
+                continue
+            writer = _WRITERS.get(program)
+            made = [_placed(cwd, Change("write", t)) for t in cmd.writes]
+            done = writer(program, words[1:]) if writer else []
+            made += [_placed(cwd, c, program in _GLOBBING) for c in done]
+            found += [c for c in made if c is not None]
     return found
+
+
+_KEYWORDS = frozenset({"do", "then", "else", "elif", "{", "!", "if", "while", "until"})
+"""Shell words that open the simple command after them (``do sed -i … "$f"``)."""
+
+
+def _unkeyworded(argv: list[str]) -> list[str]:
+    """``argv`` without the shell keywords before its program."""
+    n = 0
+    while n < len(argv) and argv[n] in _KEYWORDS:
+        n += 1
+    return argv[n:]
+
+
+_BRACES = shield('"{}"')[1:3]
+"""``{`` and ``}`` as :func:`shield` writes them inside double quotes (``"${f}"``)."""
+
+
+def _iterations(argv: list[str], loops: list[tuple[str, list[str]]]) -> list[list[str]]:
+    """The commands a ``for VAR in WORDS`` loop runs: one per word where ``argv`` uses the
+    loop's variable (``$f``, ``${f}``; each word as the list spelled it, so a glob in the list
+    is expanded where the files are read), else ``argv`` once."""
+    runs = [argv]
+    for name, words in loops:
+        var = re.escape(name)
+        uses = re.compile(rf"\$(?:{var}\b|[{{{_BRACES[0]}]{var}[}}{_BRACES[1]}])")
+        if any(uses.search(a) for a in argv):
+            escaped = [w.replace("\\", "\\\\") for w in words]  # literal in re.sub
+            runs = [[uses.sub(w, a) for a in run] for run in runs for w in escaped]
+    return runs
 
 
 def _placed(cwd: str | None, change: Change, globbing: bool = False) -> Change | None:

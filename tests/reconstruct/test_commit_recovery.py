@@ -241,7 +241,7 @@ def test_pi_session_that_committed_its_work_starts_before_it(repos: RepoSearch) 
     bundle ending at its WP16 (98163ad). The start is 9499712, the parent of 65435ea (its first
     commit: refactor.md as it wrote it); WP16 put WP11's print-mode.ts into the workspace of
     an episode at WP2, and files it later moved with shell globs counted as missing from the
-    start."""
+    start. Files it copied in a `for` loop are known after it."""
     session = _parsed(CORPUS / "pi-mono" / "before-compaction.jsonl", "pi")
     state, match = replay_session(session, session.header.cwd, None, repos)
     assert match is not None and match.status == "found"
@@ -250,8 +250,12 @@ def test_pi_session_that_committed_its_work_starts_before_it(repos: RepoSearch) 
     early = state.state_at(100)
     assert "packages/coding-agent/src/modes/print-mode.ts" not in early.files
     assert "packages/coding-agent/src/core/bash-executor.ts" in early.files  # WP1, event 75
-    moved = "packages/coding-agent/src/modes/interactive/components/oauth-selector.ts"
-    assert moved not in early.missing and moved in state.state_at(len(session.events)).missing
+    # copied by `for f in … oauth-selector.ts …; do cp "$f" ../modes/interactive/components/`:
+    # known, as its source is; an edit through macOS sed's `\t` (BSD reads it as `t`) is not
+    copied = "packages/coding-agent/src/modes/interactive/components/oauth-selector.ts"
+    final = state.state_at(len(session.events))
+    assert copied not in early.missing and copied not in final.missing and copied in final.files
+    assert "packages/coding-agent/src/modes/interactive/interactive-mode.ts" in final.missing
 
 
 @needs_corpus

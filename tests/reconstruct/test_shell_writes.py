@@ -383,3 +383,27 @@ def test_computed_content_is_what_gnu_sed_writes_in_either_locale() -> None:
         for locale in ("C", "C.UTF-8"):
             assert got == _gnu_sed(script, extended, text, locale), (script, extended, text, locale)
     assert computed > 100
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # a loop's body runs once per word of its list (the real shape: for f in …; do sed …)
+        ('for f in src/a.ts src/b.ts; do sed -i "s/x/y/g" "$f"; done',
+         [("substitute", "src/a.ts"), ("substitute", "src/b.ts")]),
+        ("for f in a b; do cp \"$f\" \"${f}.bak\"; done",
+         [("copy", "a.bak"), ("copy", "b.bak")]),
+        # a glob in the list is expanded where the files are read, under the loop's cd
+        ("cd pkg && for f in core/*.ts; do sed -i '' 's|a|b|' $f; done",
+         [("substitute", "pkg/core/*.ts")]),
+        # the program after a keyword is the program
+        ("if true; then rm x.txt; fi", [("delete", "x.txt")]),
+        # a list replay cannot read names no file, as before
+        ("for f in $(ls); do rm $f; done", []),
+        ("sed -i s/a/b/ $f", []),
+    ],
+)  # fmt: skip
+def test_for_loops_run_their_body_once_per_word(
+    command: str, expected: list[tuple[str, str]]
+) -> None:
+    assert [(c.kind, c.path) for c in changes(command)] == expected
