@@ -13,7 +13,9 @@ Each task becomes ``DIR/<task_id>/``::
                               stored polars query and writes its answer
     tests/Dockerfile          the verifier's image (separate mode builds it from tests/ and
                               copies tests/ to /tests): pinned python and what test.sh needs
-    tests/test.sh             build / extend / repair: hidden tests (tests/hidden/) over /app,
+    tests/test.sh             build / extend / repair: hidden tests and the check's own files
+                              (tests/hidden/: the oracle's tests, runner configuration and
+                              start-up files) over /app, the environment's compile steps,
                               the task's check, reward 1 if it passes; qa / data: the answer
                               checker of ``trajforge verify`` (vendored in tests/checker/) on
                               /app/answer.txt against tests/expected_answer.txt; reward in
@@ -44,6 +46,12 @@ from trajforge.splits.harbor_env import (
 from trajforge.splits.tasks import LoadedTask, PackedFile
 from trajforge.verifiers.environments.dockerfile import dockerfile_lines
 from trajforge.verifiers.validate.qa import expected_answer
+from trajforge.verifiers.validate.runner_files import (
+    CONFIG_NAMES,
+    CONFIG_STEMS,
+    STARTUP_NAMES,
+    runner_kind,
+)
 
 SCHEMA_VERSION = "1.3"
 BASE_IMAGE = "python:3.12.8-slim"
@@ -176,7 +184,24 @@ def _test(item: LoadedTask, command: str) -> str:
         text = (TEMPLATES / "harbor_test_answer.sh").read_text()
         return Template(text).safe_substitute(answer_file=ANSWER_FILE)
     text = (TEMPLATES / "harbor_test_code.sh").read_text()
-    return Template(text).safe_substitute(command=command)
+    return Template(text).safe_substitute(command=command, foreign=_foreign_configs())
+
+
+def _foreign_configs() -> str:
+    """``find`` tests for the runner configuration and start-up files test.sh removes from
+    /app before laying the task's own over it (a solution's new ``vitest.config.ts`` with
+    ``passWithNoTests`` or ``conftest.py`` hook is not the check's); manifests are kept."""
+    manifests = {"package.json", "pyproject.toml", "setup.cfg", "Cargo.toml", "tox.ini"}
+    names = sorted((CONFIG_NAMES - manifests) | STARTUP_NAMES) + [f"{s}*" for s in CONFIG_STEMS]
+    return " -o ".join(f"-name {shlex.quote(n)}" for n in names)
+
+
+def _check_files(item: LoadedTask, command: str) -> list[PackedFile]:
+    """The oracle's files that are the check's own — its tests, start-up files and runner
+    configuration (``vitest.config.ts``, ``package.json``, ``conftest.py``, the scripts the
+    command names): test.sh lays them over /app with the hidden tests, as ``verify`` takes
+    them from the task, so a solution cannot decide its own reward through them."""
+    return [f for f in item.folders.get("oracle", ()) if runner_kind(f.path, command) != "source"]
 
 
 def _after_builds(item: LoadedTask, command: str) -> str:
@@ -186,7 +211,7 @@ def _after_builds(item: LoadedTask, command: str) -> str:
     steps = [step for recipe in (env.recipes if env else ()) for step in recipe.builds]
     if not steps or not command:
         return command
-    return " && ".join([*(f"(cd \"$APP\" && {step})" for step in steps), f"({command})"])
+    return " && ".join([*(f'(cd "$APP" && {step})' for step in steps), f"({command})"])
 
 
 def _instruction(item: LoadedTask, command: str) -> str:
@@ -230,7 +255,9 @@ def export_task(item: LoadedTask, dest: Path) -> None:
     if task.family != "qa":
         _write_files(solution / "oracle", item.folders.get("oracle", ()))
     if task.family not in ANSWER_FAMILIES:
-        _write_files(tests / "hidden", item.folders.get("tests", ()))
+        _write_files(
+            tests / "hidden", [*_check_files(item, command), *item.folders.get("tests", ())]
+        )
     for script, text in (
         (solution / "solve.sh", _solve(item)),
         (tests / "test.sh", _test(item, _after_builds(item, command))),

@@ -239,9 +239,16 @@ def test_validate_split_export_end_to_end(reconstructed: Path, tmp_path: Path) -
     items = load_tasks(out).accepted
     assert [o.status for o in harbor.export(items, tmp_path / "hb")] == ["accepted"]
     hidden = tmp_path / "hb" / source.name / "tests" / "hidden"
-    assert sorted(p.name for p in hidden.rglob("*") if p.is_file()) == sorted(
-        p.name for p in (out / "tasks" / source.name / "tests").rglob("*") if p.is_file()
-    )
+    laid = {p.relative_to(hidden).as_posix() for p in hidden.rglob("*") if p.is_file()}
+    task_tests = out / "tasks" / source.name / "tests"
+    oracle = out / "tasks" / source.name / "oracle"
+    own = {p.relative_to(oracle).as_posix() for p in oracle.rglob("*") if p.is_file()}
+    # the hidden tests, and the oracle's own tests and runner files (never its source)
+    assert {p.relative_to(task_tests).as_posix() for p in task_tests.rglob("*")} <= laid
+    assert laid - {p.relative_to(task_tests).as_posix() for p in task_tests.rglob("*")} <= {
+        p for p in own if p.startswith("test") or p.endswith(("conftest.py", ".toml", ".ini"))
+    }
+    assert "calc.py" not in laid and "test_calc.py" in {Path(p).name for p in laid}
 
 
 HARBOR = "harbor==0.25.0"

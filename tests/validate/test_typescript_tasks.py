@@ -365,15 +365,10 @@ def test_harbor_test_sh_runs_the_vitest_command(mined: Path, exported: Path) -> 
     assert _harbor_reward(mined, exported, False, {}) == "0"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "splits/harbor.py: the exported tests/test.sh (templates/harbor_test_code.sh) judges the "
-        "check by its exit code over the solution's /app as is: a vitest.config.ts that excludes "
-        "every test with passWithNoTests makes `npx vitest run` exit 0 and earns reward 1, where "
-        "`trajforge verify` scores it 0 (fail-to-pass tests missing from the report)"
-    ),
-)
 def test_harbor_test_sh_rejects_a_vitest_config_hack(mined: Path, exported: Path) -> None:
+    """test.sh lays the task's own runner configuration over /app before the check, as verify
+    takes it from the task: a vitest.config.ts that excludes every test (passWithNoTests) no
+    longer makes `npx vitest run` exit 0."""
     hack = _hacks(mined)["vitest config excludes all"]
     assert _harbor_reward(mined, exported, False, hack) == "0"
+    assert _harbor_reward(mined, exported, True, hack) == "1"  # the oracle still passes
