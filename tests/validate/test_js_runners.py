@@ -107,7 +107,8 @@ PROJECTS: dict[str, tuple[dict[str, str], str, str]] = {
     # with esbuild's sync API, whose worker thread cannot start under RLIMIT_AS
     "node-test-cjs": (
         {
-            "package.json": '{"name": "calc", "scripts": {"test": "node --import tsx --test test/sum.test.ts"}}',
+            "package.json": '{"name": "calc", "scripts": '
+            '{"test": "node --import tsx --test test/sum.test.ts"}}',
             "sum.ts": SUM,
             "test/sum.test.ts": 'import { describe, it } from "node:test";\n'
             'import assert from "node:assert";\nimport { sum } from "../sum";\n'
