@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from trajforge.reconstruct.shell import HEREDOC, strip_comments
 
 _STAND_IN = {ch: chr(0xE000 + n) for n, ch in enumerate("*?[]$`{}")}
+QUOTED_BRACES = (_STAND_IN["{"], _STAND_IN["}"])
+"""``{`` and ``}`` as :func:`shield` writes them inside quotes (``"${f}"``)."""
 _RESTORE = str.maketrans({v: k for k, v in _STAND_IN.items()})
 _GLOB = re.compile(r"[*?\[]")
 _DIGITS = "0123456789"

@@ -22,7 +22,7 @@ from typing import Literal
 from trajforge.reconstruct.sed_call import sed_call
 from trajforge.reconstruct.sed_script import SedScript
 from trajforge.reconstruct.shell import UNRESOLVED, simple_commands
-from trajforge.reconstruct.shell_globs import is_glob, restore, shield
+from trajforge.reconstruct.shell_globs import QUOTED_BRACES, is_glob, restore, shield
 
 _VALUED = {
     "sed": {"-e", "--expression", "-f", "--file", "-l", "--line-length"},
@@ -216,10 +216,6 @@ def _unkeyworded(argv: list[str]) -> list[str]:
     return argv[n:]
 
 
-_BRACES = shield('"{}"')[1:3]
-"""``{`` and ``}`` as :func:`shield` writes them inside double quotes (``"${f}"``)."""
-
-
 def _iterations(argv: list[str], loops: list[tuple[str, list[str]]]) -> list[list[str]]:
     """The commands a ``for VAR in WORDS`` loop runs: one per word where ``argv`` uses the
     loop's variable (``$f``, ``${f}``; each word as the list spelled it, so a glob in the list
@@ -227,7 +223,7 @@ def _iterations(argv: list[str], loops: list[tuple[str, list[str]]]) -> list[lis
     runs = [argv]
     for name, words in loops:
         var = re.escape(name)
-        uses = re.compile(rf"\$(?:{var}\b|[{{{_BRACES[0]}]{var}[}}{_BRACES[1]}])")
+        uses = re.compile(rf"\$(?:{var}\b|[{{{QUOTED_BRACES[0]}]{var}[}}{QUOTED_BRACES[1]}])")
         if any(uses.search(a) for a in argv):
             escaped = [w.replace("\\", "\\\\") for w in words]  # literal in re.sub
             runs = [[uses.sub(w, a) for a in run] for run in runs for w in escaped]

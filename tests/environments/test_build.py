@@ -21,6 +21,7 @@ from trajforge.records import Environment, Reason
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 from trajforge.verifiers.environments.session import EnvSandbox
+from trajforge.verifiers.validate.files import write_tree
 
 NODE_FILES = {"package.json": NODE_PACKAGE, "package-lock.json": NODE_LOCK}
 PNPM_PACKAGE = json.dumps({"name": "pn", "private": True, "dependencies": {"ms": "2.1.3"}})
@@ -198,10 +199,7 @@ def test_npm_workspaces_install_their_members_and_link_them_live(tmp_path: Path)
     ensure(env, files, tmp_path / "cache")
     folder = store.folder(tmp_path / "cache", env.hash)
     sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
-    workspace = tmp_path / "ws"
-    for rel, text in files.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text)
+    workspace = write_tree(tmp_path / "ws", files)
     (workspace / "packages/a/index.js").write_text("module.exports = () => 'live a';\n")
     (workspace / "packages/b/index.js").write_text(
         "console.log(require('@mono/a')(), require('ms/package.json').version)\n"

@@ -24,6 +24,7 @@ from trajforge.records import Environment, Reason
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 from trajforge.verifiers.environments.session import EnvSandbox
+from trajforge.verifiers.validate.files import write_tree
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "npm_workspace_build"
 FILES = {p.relative_to(FIXTURE).as_posix(): p.read_text() for p in sorted(FIXTURE.rglob("*.*"))}
@@ -150,10 +151,7 @@ def test_the_member_a_check_imports_is_compiled_from_the_live_workspace(tmp_path
     ensure(env, FILES, tmp_path / "cache")
     folder = store.folder(tmp_path / "cache", env.hash)
     sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
-    workspace = tmp_path / "ws"
-    for rel, text in FILES.items():
-        (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
-        (workspace / rel).write_text(text)
+    workspace = write_tree(tmp_path / "ws", FILES)
     assert not (workspace / "packages/lib/dist").exists()
     with sandbox.session(workspace, Limits(timeout_s=120)) as box:
         passed = box.run("cd packages/app && npm test")

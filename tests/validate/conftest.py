@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
+from trajforge.verifiers.environments.cache import CACHE_ENV
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.context import Context
 
@@ -26,6 +29,22 @@ def local_context(config: ValidateConfig = FAST) -> Context:
     if problem:
         pytest.skip(f"LOCAL SANDBOX UNAVAILABLE, validation tests skipped: {problem}")
     return Context(sandbox, "local", "host", config, base_dirs=(Path.cwd(),))
+
+
+@contextmanager
+def node_env_cache(
+    factory: pytest.TempPathFactory, tools: tuple[str, ...], what: str
+) -> Iterator[Path]:
+    """A fresh environment cache for a module of Node task tests (``TRAJFORGE`` cache variable
+    set while it runs); skips loudly without ``tools`` on PATH or the local sandbox."""
+    for tool in tools:
+        if shutil.which(tool) is None:
+            pytest.skip(f"{tool.upper()} NOT ON PATH: {what} skipped")
+    local_context()  # skips loudly when the local sandbox is unusable
+    cache = factory.mktemp("node-env-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CACHE_ENV, str(cache))
+        yield cache
 
 
 def tasks_of(out: Path) -> dict[str, Task]:

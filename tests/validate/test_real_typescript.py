@@ -26,12 +26,11 @@ import pytest
 
 from tests.sandbox.conftest import load_backend
 from tests.teacher.server import Cassettes, load, serve
-from tests.validate.conftest import local_context
+from tests.validate.conftest import node_env_cache
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.records import Reason, Task, load_record
-from trajforge.verifiers.environments.cache import CACHE_ENV
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.verify import verify_files
 
@@ -51,13 +50,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # npm ci, 2 teacher 
 def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     if not SESSION.is_file() or not BUNDLE.is_file():
         pytest.skip(f"SKIPPED: the shared corpus (pi-mono session and bundle) is not at {CORPUS}")
-    for tool in ("node", "npm", "git"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool.upper()} NOT ON PATH: the real TypeScript task test is skipped")
-    local_context()  # skips loudly when the local sandbox is unusable
-    cache = tmp_path_factory.mktemp("real-ts-env")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CACHE_ENV, str(cache))
+    tools = ("node", "npm", "git")
+    with node_env_cache(tmp_path_factory, tools, "the real TypeScript task test") as cache:
         yield cache
 
 

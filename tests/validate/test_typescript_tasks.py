@@ -28,13 +28,12 @@ from tests.fixtures.repos import SESSION_COMMIT, make_repo
 from tests.fixtures.ts import tstext
 from tests.sandbox.conftest import load_backend
 from tests.teacher.server import Cassettes, load, serve
-from tests.validate.conftest import local_context
+from tests.validate.conftest import local_context, node_env_cache
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.records import Reason, Task, load_record
 from trajforge.splits import harbor
 from trajforge.splits.tasks import load_tasks
-from trajforge.verifiers.environments.cache import CACHE_ENV
 from trajforge.verifiers.languages.typescript import TypeScript, contract
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -61,13 +60,7 @@ def _task(out: Path) -> tuple[Path, Task]:
 
 @pytest.fixture(scope="module")
 def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    for tool in ("node", "npm"):
-        if shutil.which(tool) is None:
-            pytest.skip(f"{tool.upper()} NOT ON PATH: the TypeScript task tests are skipped")
-    local_context()  # skips loudly when the local sandbox is unusable
-    cache = tmp_path_factory.mktemp("ts-env-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(CACHE_ENV, str(cache))
+    with node_env_cache(tmp_path_factory, ("node", "npm"), "the TypeScript task tests") as cache:
         yield cache
 
 

@@ -76,15 +76,11 @@ BUILD_FAILED = "trajforge: build step failed:"
 
 
 def _build_line(step: str) -> str:
-    """A compile step (``cd MEMBER && COMPILER …``), run from the workspace when it holds the
-    member (an empty workspace, a control, has none); its failure is reported, never fatal (the
-    checks that import what it builds then fail, and are blamed on the environment)."""
-    words = shlex.split(step)
-    guard = (
-        f"[ ! -d {shlex.quote(words[1])} ] || " if words[:1] == ["cd"] and len(words) > 1 else ""
-    )
+    """A compile step (``cd MEMBER && COMPILER …``), run from the workspace; its failure (also
+    where the workspace lacks the member: an empty one, a control) is reported, never fatal —
+    the checks that import what it builds then fail, and are blamed on the environment."""
     failed = shlex.quote(f"{BUILD_FAILED} {step}")
-    return f"cd {WORKSPACE} && {{ {guard}({step}) >&2 || echo {failed} >&2; }}"
+    return f"cd {WORKSPACE} && {{ ({step}) >&2 || echo {failed} >&2; }}"
 
 
 class EnvSandbox:
