@@ -288,7 +288,13 @@ def _walk(root: Path) -> Iterator[Path]:
             continue
         if child.is_dir():
             yield from _walk(child)
-        elif child.name == "manifest.jsonl" or child.name.endswith(".md"):
-            continue  # pi-share-hf dump manifests and READMEs are not sessions
-        elif child.name.endswith(SESSION_SUFFIXES):
+        elif is_session_name(child.name):
             yield child
+
+
+def is_session_name(name: str) -> bool:
+    """Whether a file in a dump is a session by its name: not a pi-share-hf ``manifest.jsonl``,
+    a README or a hidden file."""
+    if name.startswith(".") or name == "manifest.jsonl" or name.endswith(".md"):
+        return False
+    return name.endswith(SESSION_SUFFIXES)

@@ -12,11 +12,10 @@ import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from trajforge import __version__
 from trajforge.errors import FormatError
 from trajforge.executors import LocalExecutor
 from trajforge.protocols import Executor, Format, WorkOutcome
@@ -32,11 +31,13 @@ from trajforge.reconstruct.funnel import (
     duplicate_row,
     to_records,
 )
+from trajforge.reconstruct.hub_dumps import Fetched
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.paths import session_root
 from trajforge.reconstruct.repos import RepoSearch, discover
 from trajforge.reconstruct.sessionrepo import replay_session
-from trajforge.records import ParseWarning, Session, Task, TriageDrop
+from trajforge.reconstruct.summary import FailedCandidate, InputOutcome, ReconstructSummary
+from trajforge.records import DatasetOrigin, ParseWarning, Session, Task, TriageDrop
 from trajforge.registry import FORMATS, resolve
 from trajforge.scrub import Scrubber
 from trajforge.taskdir import RECONSTRUCT_SUMMARY, write_atomic
@@ -44,89 +45,6 @@ from trajforge.taskdir import RECONSTRUCT_SUMMARY, write_atomic
 log = logging.getLogger(__name__)
 MAX_WARNINGS_KEPT = 200
 R = TypeVar("R")
-
-
-class InputOutcome(BaseModel):
-    """What happened to one input path."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    path: str
-    """Input path."""
-    format: str | None
-    """Detected (or forced) format."""
-    sessions: int = 0
-    """Sessions read from it."""
-    warnings: int = 0
-    """Records that could not be used."""
-    error: str | None = None
-    """Why nothing could be read, when nothing could."""
-    same_session_as: str | None = None
-    """The input read instead of this one: it holds the same session in another shape (hermes:
-    the ``session_<id>.json`` snapshot beside the gateway's ``<id>.jsonl``); this one is not."""
-
-
-class FailedCandidate(BaseModel):
-    """A candidate that could not be built or written (the rest of the run went on)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    file: str
-    """Input file of its session."""
-    session: str
-    """Session id."""
-    stage: Literal["build", "write"]
-    """build: replaying or assembling the task failed; write: its folder could not be written."""
-    reason: str
-    """What went wrong."""
-    task_id: str | None = None
-    """Task id, when it got that far."""
-
-
-class ReconstructSummary(BaseModel):
-    """Result of ``trajforge reconstruct`` (also its ``--json`` output)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    trajforge_version: str = __version__
-    """Toolkit version."""
-    inputs: list[InputOutcome] = Field(default_factory=list)
-    """One row per input."""
-    sessions: dict[str, int] = Field(default_factory=dict)
-    """Sessions per harness."""
-    candidates: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """Candidates per harness and family."""
-    written: int = 0
-    """Task folders written."""
-    existing: int = 0
-    """Tasks already present with the same id (not rewritten)."""
-    warnings: list[str] = Field(default_factory=list)
-    """First warnings, as ``file:line: message``."""
-    skipped_records: dict[str, int] = Field(default_factory=dict)
-    """Unused or unknown record types, counted."""
-    redactions: dict[str, int] = Field(default_factory=dict)
-    """Secrets redacted, by kind."""
-    divergences: int = 0
-    """Edits that could not be replayed plus confinement violations."""
-    failed_candidates: list[FailedCandidate] = Field(default_factory=list)
-    """Candidates that could not be built or written, with file and reason."""
-    triage: dict[str, TriageCounts] = Field(default_factory=dict)
-    """Per harness: sessions, turns merged, episodes dropped by reason, candidates."""
-    dropped: list[TriageDrop] = Field(default_factory=list)
-    """The dropped episodes themselves (first MAX_DROPS_KEPT), for the audit page."""
-    repos: dict[str, dict[str, int]] = Field(default_factory=dict)
-    """With ``--repos``: sessions per harness by repository outcome (found / not_found /
-    ambiguous); validate rejects their coding tasks as repo_not_found / commit_ambiguous."""
-
-    @property
-    def failed_inputs(self) -> int:
-        return sum(1 for i in self.inputs if i.error or i.warnings)
-
-    def exit_code(self) -> int:
-        """0 all inputs fine, 1 some failed or had bad records, 2 nothing readable."""
-        if not any(i.sessions for i in self.inputs):
-            return 2
-        return 1 if self.failed_inputs or self.failed_candidates else 0
 
 
 class ReconstructSpec(BaseModel):
@@ -168,6 +86,8 @@ class InputJob(BaseModel):
     """Format, base repository and repository search."""
     same_session_as: str | None = None
     """Another input holding the same session, read instead: this one is only detected."""
+    origin: DatasetOrigin | None = None
+    """The Hub dataset file this input was downloaded from (``hf://datasets/...``)."""
 
 
 class BuiltTask(BaseModel):
@@ -216,8 +136,9 @@ def reconstruct_input(job: InputJob) -> InputResult:
     Per-input failures are recorded in ``outcome.error``; tasks built before one stay.
     """
     path = Path(job.path)
-    result = InputResult(outcome=InputOutcome(path=job.path, format=None))
-    outcome: dict[str, Any] = {"path": job.path, "format": None, "sessions": 0, "warnings": 0}
+    named = job.origin.url if job.origin is not None else job.path
+    result = InputResult(outcome=InputOutcome(path=named, format=None))
+    outcome: dict[str, Any] = {"path": named, "format": None, "sessions": 0, "warnings": 0}
     scrub = Scrubber()
     try:
         fmt = detect(path, formats_named(job.spec.fmt))
@@ -292,6 +213,9 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     for cand in found.candidates:
         try:
             task, folders = build_task(cand, session, state, scrub, config, repo)
+            if job.origin is not None:
+                origin = {"dataset": job.origin, "path": job.origin.url}
+                task = task.model_copy(update={"source": task.source.model_copy(update=origin)})
         except Exception as exc:  # one bad candidate never ends the session
             result.failed.append(_failure(session, exc))
             continue
@@ -305,9 +229,10 @@ def run(
     spec: ReconstructSpec = PLAIN,
     on_input: Callable[[Path], None] | None = None,
     executor: Executor | None = None,
+    hub: Sequence[Fetched] = (),
 ) -> ReconstructSummary:
     """Reconstruct every input into ``out`` as ``spec`` says; per-input failures are recorded,
-    not raised.
+    not raised. ``hub``: dataset inputs already fetched (their files follow ``paths``').
 
     Inputs run on ``executor`` (default: inline, one at a time); this process writes every
     task folder, in input order, so the output does not depend on the executor.
@@ -317,13 +242,26 @@ def run(
     inputs, missing = expand_paths(paths)
     summary = ReconstructSummary()
     summary.inputs.extend(InputOutcome(path=m.split(":")[0], format=None, error=m) for m in missing)
+    origins: list[DatasetOrigin | None] = [None] * len(inputs)
+    for fetched in hub:
+        summary.datasets.append(fetched.dataset)
+        if fetched.dataset.error is not None:
+            row = InputOutcome(path=fetched.dataset.url, format=None, error=fetched.dataset.error)
+            summary.inputs.append(row)
+        inputs.extend(Path(f.local) for f in fetched.files)
+        origins.extend(f.origin for f in fetched.files)
     out.mkdir(parents=True, exist_ok=True)
     clean_staging(out)
     if spec.repos is not None:
         discover.cache_clear()
     same = same_sessions(inputs, formats_named(spec.fmt))
     jobs = [
-        InputJob(path=str(p), spec=spec, same_session_as=str(same[i]) if i in same else None)
+        InputJob(
+            path=str(p),
+            spec=spec,
+            same_session_as=str(same[i]) if i in same else None,
+            origin=origins[i],
+        )
         for i, p in enumerate(inputs)
     ]
     redactions: Counter[str] = Counter()

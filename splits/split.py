@@ -27,6 +27,7 @@ from trajforge.records import (
     DatasetVersions,
     Duplicate,
     ManifestTask,
+    SourceDataset,
     SplitDefinition,
     dump_record,
 )
@@ -159,6 +160,7 @@ def run(
         yields=_yields(report, kept, duplicates),
         duplicates=tuple(duplicates),
         versions=versions,
+        sources=sources(kept),
     )
     manifest = _write(dataset, kept, manifest, revision)
     return SplitSummary(
@@ -318,7 +320,32 @@ def render_card(manifest: DatasetManifest, kept: Sequence[LoadedTask], title: st
         yields=manifest.yields,
         versions=manifest.versions,
         limits=_limits(manifest),
+        license=card_license(manifest),
+        sources=manifest.sources,
     )
+
+
+def sources(kept: Sequence[LoadedTask]) -> tuple[SourceDataset, ...]:
+    """Each Hub dataset (at each commit) the kept tasks came from, with its licence, and the
+    tasks from local inputs (``dataset`` None); sorted, so the manifest is stable."""
+    counts: Counter[tuple[str | None, str | None, str | None]] = Counter()
+    for item in kept:
+        origin = item.task.source.dataset
+        key = (origin.repo_id, origin.commit, origin.license) if origin else (None, None, None)
+        counts[key] += 1
+    return tuple(
+        SourceDataset(dataset=d, commit=c, license=lic, tasks=n)
+        for (d, c, lic), n in sorted(counts.items(), key=lambda kv: tuple(x or "" for x in kv[0]))
+    )
+
+
+def card_license(manifest: DatasetManifest) -> str | None:
+    """The card's ``license``: the one licence every task's source states; ``other`` when they
+    differ; None when no source states one."""
+    stated = {s.license for s in manifest.sources if s.license}
+    if len(stated) == 1 and all(s.license for s in manifest.sources):
+        return stated.pop()
+    return "other" if stated else None
 
 
 def _evidence(kept: Sequence[LoadedTask]) -> dict[str, dict[str, int]]:

@@ -8,6 +8,9 @@ from typing import Any
 from trajforge.errors import UnknownName
 
 FORMATS: dict[str, str] = {
+    # before pi: an STS header is {"type": "session", "harness", "id"} and pi's sniff takes any
+    # {"type": "session", "id"} line; sts takes only a header with a harness, which pi never has
+    "sts": "trajforge.reconstruct.formats.sts:StsFormat",
     "pi": "trajforge.reconstruct.formats.pi:PiFormat",
     "opencode": "trajforge.reconstruct.formats.opencode:OpencodeFormat",
     "hermes": "trajforge.reconstruct.formats.hermes:HermesFormat",

@@ -86,6 +86,8 @@ class Repo:
     commits: dict[str, Commit] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
     tags: dict[str, str] = field(default_factory=dict)
+    converts: dict[str, str] = field(default_factory=dict)  # refs/convert/parquet → commit
+    access: str = "public"  # public | gated | private: gated and private need the token to read
 
 
 class FakeHub:
@@ -125,8 +127,31 @@ class FakeHub:
             self._thread.join()
 
     def fail(self, action: str, times: int = 1) -> None:
-        """Answer the next ``times`` requests of ``action`` (commit, tag, preupload...) with 500."""
+        """Answer the next ``times`` requests of ``action`` (commit, tag, preupload...) with 500;
+        ``resolve:PATH`` fails the downloads (GET) of one file."""
         self._failures[action] = self._failures.get(action, 0) + times
+
+    def put(self, repo_id: str, files: dict[str, bytes], ref: str = "main") -> str:
+        """Test set-up without the client: commit ``files`` on ``ref`` (a branch, created on
+        first use, or ``refs/convert/parquet``: an orphan history as the Hub keeps it), creating
+        the repository if needed; large or binary files are stored as LFS. The new commit."""
+        with self._lock:
+            if repo_id not in self.repos:
+                self.create_repo(repo_id)
+            repo = self.repos[repo_id]
+            heads = repo.converts if ref.startswith("refs/convert/") else repo.branches
+            parent = heads.get(ref)
+            tree = dict(repo.commits[parent].tree) if parent else {}
+            for path, data in files.items():
+                if self.upload_mode(tree, path, data[:512], len(data)) == "lfs":
+                    sha = hashlib.sha256(data).hexdigest()
+                    self.lfs[sha] = data
+                    tree[path] = Blob(git_blob_sha1(lfs_pointer(sha, len(data))), len(data), sha)
+                else:
+                    self.blobs[git_blob_sha1(data)] = data
+                    tree[path] = Blob(git_blob_sha1(data), len(data))
+            heads[ref] = self._new_commit(repo, parent, tree, f"put {len(files)} files").oid
+            return heads[ref]
 
     def commit_count(self, repo_id: str) -> int:
         """How many commits the repository holds (the initial one included)."""
@@ -161,7 +186,12 @@ class FakeHub:
 
     def resolve(self, repo_id: str, rev: str) -> Commit:
         repo = self.repo(repo_id)
-        oid = repo.branches.get(rev) or repo.tags.get(rev) or (rev if rev in repo.commits else None)
+        oid = (
+            repo.branches.get(rev)
+            or repo.tags.get(rev)
+            or repo.converts.get(rev)
+            or (rev if rev in repo.commits else None)
+        )
         if oid is None:
             raise HubHTTPError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         return repo.commits[oid]
@@ -296,10 +326,12 @@ class _Handler(BaseHTTPRequestHandler):
         if segs[0] == "lfs" and self.method == "PUT":
             return self._answer("lfs-upload", lambda: self._lfs_put(segs[1]))
         if segs[:2] == ["api", "datasets"] and len(segs) >= 4:
+            self._readable("/".join(segs[2:4]))
             return self._api("/".join(segs[2:4]), segs[4:])
         if segs[0] == "datasets" and len(segs) >= 7 and segs[2].endswith(".git"):
             return self._answer("lfs-batch", lambda: self._lfs_batch(f"{segs[1]}/{segs[2][:-4]}"))
         if segs[0] == "datasets" and len(segs) >= 6 and segs[3] == "resolve":
+            self._readable(f"{segs[1]}/{segs[2]}")
             return self._resolve(f"{segs[1]}/{segs[2]}", segs[4], "/".join(segs[5:]))
         raise HubHTTPError(404, f"no such endpoint: {self.method} {self.path}")
 
@@ -310,6 +342,19 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
             raise HubHTTPError(401, "Invalid credentials in Authorization header")
+
+    def _readable(self, repo_id: str) -> None:
+        """A gated or private repository answers 401 to a request without the token, as the
+        Hub does (``GatedRepo`` / ``RepoNotFound``)."""
+        repo = self.hub.repos.get(repo_id)
+        if repo is None or repo.access == "public" or self.headers.get("Authorization"):
+            return
+        if repo.access == "gated":
+            raise HubHTTPError(
+                401, f"Access to dataset {repo_id} is restricted. You must have access.",
+                "GatedRepo",
+            )  # fmt: skip
+        raise HubHTTPError(401, "Repository Not Found", "RepoNotFound")
 
     def _answer(self, action: str, work: Any) -> tuple[int, bytes, dict[str, str]]:
         if self.hub._failures.get(action, 0) > 0:
@@ -359,7 +404,9 @@ class _Handler(BaseHTTPRequestHandler):
                     for n, c in names.items()]  # fmt: skip
 
         return {"branches": refs("heads", repo.branches), "tags": refs("tags", repo.tags),
-                "converts": [], "pullRequests": []}  # fmt: skip
+                "converts": refs("convert", {n.rsplit("/", 1)[-1]: c
+                                             for n, c in repo.converts.items()}),
+                "pullRequests": []}  # fmt: skip
 
     def _tree(self, repo_id: str, rev: str, base: str) -> list[dict[str, Any]]:
         recursive = self.query.get("recursive", ["false"])[0].lower() in ("1", "true")
@@ -413,6 +460,10 @@ class _Handler(BaseHTTPRequestHandler):
         return {}
 
     def _resolve(self, repo_id: str, rev: str, path: str) -> tuple[int, bytes, dict[str, str]]:
+        failures = self.hub._failures
+        if self.method == "GET" and failures.get(f"resolve:{path}", 0) > 0:
+            failures[f"resolve:{path}"] -= 1  # a download that breaks off (see FakeHub.fail)
+            raise HubHTTPError(500, f"injected failure of the download of {path}")
         commit = self.hub.resolve(repo_id, rev)
         blob = commit.tree.get(path)
         if blob is None:

@@ -13,6 +13,7 @@ from trajforge.errors import UsageError
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.baserepo import load_base
+from trajforge.reconstruct.hub_dumps import Fetched, HubOptions, HubRef, fetch, is_hub, parse_ref
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.repos import RepoSearch, check_dirs, parse_map
 from trajforge.records import FAMILIES
@@ -23,11 +24,15 @@ EXECUTOR_HELP = "|".join(EXECUTORS) + ": where inputs are processed (ray needs t
 
 
 def reconstruct(
-    paths: list[Path] = typer.Argument(..., help="Session files, directories, .gz, Hub dumps."),
+    paths: list[str] = typer.Argument(
+        ...,
+        metavar="PATH",
+        help="Session files, directories, .gz, or Hub datasets hf://datasets/ORG/NAME\\[@REV]\\[/PATH].",
+    ),
     output: Path = typer.Option(..., "-o", "--output", help="Output folder (OUT)."),
     fmt: str = typer.Option("auto", "--format", help=FORMAT_HELP),
     base_repo: str | None = typer.Option(
-        None, "--base-repo", help="DIR[@REV]: git checkout the sessions started from."
+        None, "--base-repo", help="DIR\\[@REV]: git checkout the sessions started from."
     ),
     repos: list[str] = typer.Option(
         [], "--repos", help="Folder of git checkouts the sessions ran in (repeatable)."
@@ -45,6 +50,15 @@ def reconstruct(
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."
     ),
+    include: list[str] = typer.Option(
+        [],
+        "--include",
+        help="hf:// inputs: glob of files to read (default *.jsonl, *.json, "
+        "*.jsonl.gz; repeatable).",
+    ),
+    exclude: list[str] = typer.Option(
+        [], "--exclude", help="hf:// inputs: glob of files not to read (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Parse sessions, replay their workspaces and write task candidates to OUT/tasks/."""
@@ -61,8 +75,13 @@ def reconstruct(
     search = repo_search(repos, repo_map, config_file)
     config = ExecutorConfig(jobs=jobs, address=ray_address)
     executor = make_executor(executor_name, config)
-    inputs, _ = expand_paths(paths)
-    bar = iter(progress(inputs, len(inputs), "reconstruct", quiet=as_json))
+    local = [Path(p) for p in paths if not is_hub(p)]
+    refs = [parse_ref(p) for p in paths if is_hub(p)]  # a malformed one fails before any work
+    hub = fetch_all(refs, HubOptions(include=tuple(include), exclude=tuple(exclude)), output,
+                    quiet=as_json)  # fmt: skip
+    inputs, _ = expand_paths(local)
+    count = len(inputs) + sum(len(f.files) for f in hub)
+    bar = iter(progress(range(count), count, "reconstruct", quiet=as_json))
     next(bar, None)
 
     def advance(_path: Path) -> None:
@@ -70,7 +89,7 @@ def reconstruct(
 
     try:
         spec = pipeline.ReconstructSpec(fmt=fmt, base=base, repos=search)
-        summary = pipeline.run(paths, output, spec, on_input=advance, executor=executor)
+        summary = pipeline.run(local, output, spec, advance, executor, hub)
     finally:
         executor.close()
     if as_json:
@@ -92,6 +111,7 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
         per = summary.candidates.get(harness, {})
         table.add_row(harness, str(count), *(str(per.get(f, 0)) for f in families))
     out.print(table)
+    _print_datasets(summary)
     _print_triage(summary)
     _print_repos(summary)
     out.print(
@@ -168,3 +188,36 @@ def _print_repos(summary: pipeline.ReconstructSummary) -> None:
     for harness, counts in sorted(summary.repos.items()):
         table.add_row(harness, *(str(counts.get(s, 0)) for s in statuses))
     out.print(table)
+
+
+def fetch_all(refs: list[HubRef], options: HubOptions, output: Path, quiet: bool) -> list[Fetched]:
+    """Every dataset input fetched in turn, with the Hub client's download bars on stderr
+    (none with ``--json``); one that cannot be read is its row's error."""
+    if not refs:
+        return []
+    from huggingface_hub.utils import disable_progress_bars
+
+    if quiet:
+        disable_progress_bars()
+    fetched = []
+    for ref in refs:
+        if not quiet:
+            err.print(f"fetching {ref.text}")
+        fetched.append(fetch(ref, options, output / "inputs"))
+    return fetched
+
+
+def _print_datasets(summary: pipeline.ReconstructSummary) -> None:
+    """Each Hub dataset input: the commit it resolved to, the files read, its licence."""
+    for row in summary.datasets:
+        if row.error is not None:
+            continue  # said with the failed inputs
+        source = f" (read back from the parquet at {row.parquet})" if row.parquet else ""
+        license = (
+            f"licence {row.license}"
+            if row.license
+            else "[yellow]no licence in its dataset card[/yellow]"
+        )
+        out.print(
+            f"{row.url} → commit {row.commit}: {row.files} session file(s){source}; {license}"
+        )

@@ -1,4 +1,4 @@
-"""``trajforge split``, ``trajforge push`` and ``trajforge export harbor|atif``."""
+"""``trajforge split``, ``trajforge push`` and ``trajforge export harbor|atif|sts``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from trajforge.cli.common import EXIT_PARTIAL, EXIT_UNUSABLE, err, out, print_json, progress
 from trajforge.errors import RecordError, UsageError
 from trajforge.records import DatasetManifest, DatasetVersions, load_record
-from trajforge.splits import atif, harbor
+from trajforge.splits import atif, harbor, sts
 from trajforge.splits import split as split_stage
 from trajforge.splits.push import push as push_dataset
 from trajforge.splits.select import DEFAULT_HELD_OUT_SHARE
@@ -155,6 +155,27 @@ def export_atif(
         print_json({"inputs": [asdict(o) for o in outcomes], "trajectories": written})
     else:
         out.print(f"wrote {written} ATIF trajectories → {target}")
+        for o in failed:
+            err.print(f"[red]failed:[/red] {o.reason}")
+    if not written:
+        raise typer.Exit(EXIT_UNUSABLE)
+    raise typer.Exit(EXIT_PARTIAL if failed else 0)
+
+
+@export_app.command("sts")
+def export_sts(
+    paths: list[Path] = typer.Argument(..., help="Session files or folders (any harness)."),
+    target: Path = typer.Option(..., "-o", "--output", help="Folder for STS JSONL files."),
+    as_json: bool = typer.Option(False, "--json", help="Print outcomes as JSON."),
+) -> None:
+    """Write every session as a Hub session trace (Session Trace Simple Format, JSONL)."""
+    outcomes = list(progress(sts.export(paths, target), None, "export sts", quiet=as_json))
+    written = sum(len(o.written) for o in outcomes)
+    failed = [o for o in outcomes if o.status != "accepted"]
+    if as_json:
+        print_json({"inputs": [asdict(o) for o in outcomes], "sessions": written})
+    else:
+        out.print(f"wrote {written} STS session traces → {target}")
         for o in failed:
             err.print(f"[red]failed:[/red] {o.reason}")
     if not written:

@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         DeploymentUnit,
         Duplicate,
         ManifestTask,
+        SourceDataset,
         SplitDefinition,
     )
     from trajforge.records.rollout import Budget, GuardBlock, Rollout, RolloutStatus
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from trajforge.records.task import (
         AnswerKey,
         CommitChosenBy,
+        DatasetOrigin,
         Ecosystem,
         Environment,
         EnvironmentRecipe,
@@ -163,6 +165,7 @@ _WHERE: dict[str, str] = {
             "DeploymentUnit",
             "Duplicate",
             "ManifestTask",
+            "SourceDataset",
             "SplitDefinition",
         ),
         "dataset",
@@ -187,6 +190,7 @@ _WHERE: dict[str, str] = {
             "CommitChosenBy",
             "Ecosystem",
             "Environment",
+            "DatasetOrigin",
             "EnvironmentRecipe",
             "Fact",
             "FactKind",
@@ -254,6 +258,7 @@ __all__ = [
     "CommitChosenBy",
     "ControlCell",
     "DatasetManifest",
+    "DatasetOrigin",
     "DatasetVersions",
     "DeploymentUnit",
     "DerivedSource",
@@ -301,6 +306,7 @@ __all__ = [
     "Session",
     "SessionHeader",
     "ShellReplay",
+    "SourceDataset",
     "SourcePos",
     "SplitDefinition",
     "Status",

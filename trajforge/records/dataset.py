@@ -79,6 +79,21 @@ class DatasetVersions(BaseModel):
     """Guard detector bundle version, or ``none`` when no guard was available."""
 
 
+class SourceDataset(BaseModel):
+    """Where a dataset revision's tasks came from, and under which licence."""
+
+    model_config = FROZEN
+
+    dataset: str | None
+    """Hub dataset repository id (``ORG/NAME``) the sessions came from; None: local inputs."""
+    commit: str | None = None
+    """Its commit the sessions were read at."""
+    license: str | None = None
+    """The licence its card states; None: none stated (or a local input)."""
+    tasks: int = 0
+    """Tasks of this revision from it."""
+
+
 class DatasetManifest(Record):
     """``manifest.json`` of a dataset revision folder."""
 
@@ -98,6 +113,8 @@ class DatasetManifest(Record):
     """trajforge, teacher, sandbox image and guard bundle versions."""
     files: dict[str, str] = Field(default_factory=dict)
     """Data file path (relative to the dataset folder) → sha256."""
+    sources: tuple[SourceDataset, ...] = ()
+    """The sessions' sources: each Hub dataset (commit, licence), and local inputs."""
 
 
 class DeploymentUnit(Record):

@@ -57,6 +57,32 @@ class RepoMatch(BaseModel):
     """What was looked for (not found), or the best score against the threshold (ambiguous)."""
 
 
+class DatasetOrigin(BaseModel):
+    """The Hub dataset file a session was read from (``hf://datasets/ORG/NAME@REV``)."""
+
+    model_config = FROZEN
+
+    repo_id: str
+    """Dataset repository id, ``ORG/NAME``."""
+    revision: str
+    """Revision as asked (branch, tag, commit, or ``refs/convert/parquet``)."""
+    commit: str
+    """The commit the revision resolved to when the file was downloaded."""
+    path: str
+    """The file's path in the repository."""
+    rows: tuple[int, int] | None = None
+    """Parquet rows of ``path`` (first, last; 0-based, inclusive) the session was read back
+    from, when parquet stood in for the raw files (a session running on into the next shard
+    continues there)."""
+    license: str | None = None
+    """The licence the dataset card states (its ``license`` field); None: the card names none."""
+
+    @property
+    def url(self) -> str:
+        """``hf://datasets/ORG/NAME@COMMIT/PATH``: where exactly the session came from."""
+        return f"hf://datasets/{self.repo_id}@{self.commit}/{self.path}"
+
+
 class TaskSource(BaseModel):
     """Where a task came from."""
 
@@ -72,6 +98,8 @@ class TaskSource(BaseModel):
     """First and last event index (inclusive) of the episode in the session."""
     repo: RepoMatch | None = None
     """Repository and commit recovered for the session (None: no ``--repos`` given)."""
+    dataset: DatasetOrigin | None = None
+    """The Hub dataset, commit and file the session came from (None: a local input)."""
 
 
 class Verifier(BaseModel):
