@@ -15,7 +15,7 @@ error flag, ...), and the root ``extra.cwd`` the session's working directory.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,15 +35,15 @@ _CORE_FIELDS = frozenset({"kind", "source", "text", "tool", "call_id", "argument
 
 
 @dataclass(frozen=True)
-class AtifOutcome:
-    """What happened to one input path."""
+class ExportOutcome:
+    """What happened to one input path of a session export (ATIF, STS)."""
 
     path: str
     """Input path."""
     status: str
     """accepted (written), error (unreadable)."""
     written: tuple[str, ...] = ()
-    """Trajectory files written."""
+    """Files written."""
     reason: str = ""
     """Why the input could not be read."""
 
@@ -143,29 +143,39 @@ def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
     }
 
 
-def _file_name(session: Session) -> str:
+def file_name(session: Session, suffix: str) -> str:
+    """``<harness>-<session id>`` with a file-safe id, then ``suffix``."""
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.header.session_id)
-    return f"{session.header.harness}-{safe}.json"
+    return f"{session.header.harness}-{safe}{suffix}"
 
 
-def export(paths: Sequence[Path], target: Path) -> Iterator[AtifOutcome]:
+def _write(session: Session, target: Path, scrub: Scrubber) -> str:
+    name = file_name(session, ".json")
+    data = orjson.dumps(trajectory(session, scrub), option=orjson.OPT_INDENT_2)
+    (target / name).write_bytes(data + b"\n")
+    return name
+
+
+def export(paths: Sequence[Path], target: Path) -> Iterator[ExportOutcome]:
     """Write one ATIF file per session found in ``paths``; one outcome per input."""
+    return export_sessions(paths, target, _write)
+
+
+def export_sessions(
+    paths: Sequence[Path], target: Path, write: Callable[[Session, Path, Scrubber], str]
+) -> Iterator[ExportOutcome]:
+    """Every session found in ``paths`` through ``write`` (which returns the file it wrote in
+    ``target``), texts scrubbed; one outcome per input, an unreadable one an error row."""
     target.mkdir(parents=True, exist_ok=True)
     inputs, missing = expand_paths(paths)
     for problem in missing:
-        yield AtifOutcome(problem.split(":")[0], "error", reason=problem)
+        yield ExportOutcome(problem.split(":")[0], "error", reason=problem)
     formats = all_formats()
     scrub = Scrubber()
     for path in inputs:
         try:
             fmt = detect(path, formats)
-            written = []
-            for item in fmt.parse(path):
-                if isinstance(item, Session):
-                    name = _file_name(item)
-                    data = orjson.dumps(trajectory(item, scrub), option=orjson.OPT_INDENT_2)
-                    (target / name).write_bytes(data + b"\n")
-                    written.append(name)
-            yield AtifOutcome(str(path), "accepted", tuple(written))
+            written = [write(s, target, scrub) for s in fmt.parse(path) if isinstance(s, Session)]
+            yield ExportOutcome(str(path), "accepted", tuple(written))
         except (FormatError, OSError, ValueError) as exc:
-            yield AtifOutcome(str(path), "error", reason=str(exc))
+            yield ExportOutcome(str(path), "error", reason=str(exc))

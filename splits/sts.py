@@ -24,35 +24,18 @@ tool kind, path, content, edits, command, exit code, error flag, ...) and its ca
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from trajforge import __version__
-from trajforge.errors import FormatError
-from trajforge.reconstruct.inputs import expand_paths
-from trajforge.reconstruct.pipeline import all_formats, detect
 from trajforge.records import Event, Session
 from trajforge.scrub import Scrubber
+from trajforge.splits.atif import ExportOutcome, export_sessions, file_name
 
 TITLE_CHARS = 80
 Json = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class StsOutcome:
-    """What happened to one input path."""
-
-    path: str
-    """Input path."""
-    status: str
-    """accepted (written), error (unreadable)."""
-    written: tuple[str, ...] = ()
-    """Session trace files written."""
-    reason: str = ""
-    """Why the input could not be read."""
 
 
 def _kept(event: Event, core: Json, scrub: Scrubber) -> Json:
@@ -160,30 +143,13 @@ def trace(session: Session, scrub: Scrubber) -> list[Json]:
     return [_header(session, scrub), *envelopes]
 
 
-def _file_name(session: Session) -> str:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session.header.session_id)
-    return f"{session.header.harness}-{safe}.jsonl"
-
-
 def _write(session: Session, target: Path, scrub: Scrubber) -> str:
-    name = _file_name(session)
+    name = file_name(session, ".jsonl")
     lines = [orjson.dumps(line, option=orjson.OPT_NON_STR_KEYS) for line in trace(session, scrub)]
     (target / name).write_bytes(b"\n".join(lines) + b"\n")
     return name
 
 
-def export(paths: Sequence[Path], target: Path) -> Iterator[StsOutcome]:
+def export(paths: Sequence[Path], target: Path) -> Iterator[ExportOutcome]:
     """Write one STS JSONL file per session found in ``paths``; one outcome per input."""
-    target.mkdir(parents=True, exist_ok=True)
-    inputs, missing = expand_paths(paths)
-    for problem in missing:
-        yield StsOutcome(problem.split(":")[0], "error", reason=problem)
-    formats = all_formats()
-    scrub = Scrubber()
-    for path in inputs:
-        try:
-            fmt = detect(path, formats)
-            written = [_write(s, target, scrub) for s in fmt.parse(path) if isinstance(s, Session)]
-            yield StsOutcome(str(path), "accepted", tuple(written))
-        except (FormatError, OSError, ValueError) as exc:
-            yield StsOutcome(str(path), "error", reason=str(exc))
+    return export_sessions(paths, target, _write)

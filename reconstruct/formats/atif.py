@@ -13,19 +13,17 @@ and its cwd in ``extra.cwd``). Events are positioned by step id. Embedded
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
-from pydantic import ValidationError
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import call_fields, exit_code, numbered_text
+from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields, exit_code, numbered_text
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.inputs import json_line, read_all
-from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos, sha256_hex
+from trajforge.records import Event, ParseWarning, Session, SessionHeader, sha256_hex
 
 # An unescaped "schema_version": "ATIF-v…" key: inside another format's JSON strings the quotes
 # are escaped, so a session that merely talks about ATIF does not match.
@@ -33,31 +31,10 @@ SCHEMA = re.compile(rb'"schema_version"\s*:\s*"ATIF-v\d')
 Json = dict[str, Any]
 
 
-class _Builder:
+class _Builder(EventLog):
     def __init__(self, file: str, harness: str) -> None:
-        self.file = file
+        super().__init__(file)
         self.harness = harness
-        self.events: list[Event] = []
-        self.warnings: list[ParseWarning] = []
-        self.skipped: Counter[str] = Counter()
-        self.calls: dict[str, Event] = {}
-
-    def warn(self, line: int, message: str) -> None:
-        self.warnings.append(ParseWarning(file=self.file, line=line, message=message))
-
-    def add(self, line: int, **fields: Any) -> Event:
-        event = Event(source=SourcePos(file=self.file, line=line), **fields)
-        self.events.append(event)
-        return event
-
-    def add_known(self, line: int, known: Any, inferred: Json, **common: Any) -> Event:
-        """The event with the fields trajforge's export recorded, else the inferred ones."""
-        if isinstance(known, dict):
-            try:
-                return self.add(line, **common, **known)
-            except (ValidationError, TypeError):
-                self.warn(line, f"step {line}: unusable extra.trajforge fields; inferred instead")
-        return self.add(line, **common, **inferred)
 
     def step(self, step: Any, index: int) -> None:
         if not isinstance(step, dict):

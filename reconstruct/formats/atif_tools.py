@@ -19,9 +19,44 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections import Counter
 from typing import Any
 
-from trajforge.records import Edit
+from pydantic import ValidationError
+
+from trajforge.records import Edit, Event, ParseWarning, SourcePos
+
+
+class EventLog:
+    """One session being read from ATIF steps or STS messages: its events, each at its source
+    line, warnings, skipped records and the calls by id."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.events: list[Event] = []
+        self.warnings: list[ParseWarning] = []
+        self.skipped: Counter[str] = Counter()
+        self.calls: dict[str, Event] = {}
+
+    def warn(self, line: int, message: str) -> None:
+        self.warnings.append(ParseWarning(file=self.file, line=line, message=message))
+
+    def add(self, line: int, **fields: Any) -> Event:
+        event = Event(source=SourcePos(file=self.file, line=line), **fields)
+        self.events.append(event)
+        return event
+
+    def add_known(self, line: int, known: Any, inferred: dict[str, Any], **core: Any) -> Event:
+        """The event with the fields trajforge's export recorded (over ``core``, which says
+        what the record is), else the inferred ones."""
+        if isinstance(known, dict):
+            mine = {k: v for k, v in known.items() if k not in ("kind", "source")}
+            try:
+                return self.add(line, **{**core, **mine})
+            except (ValidationError, TypeError):
+                self.warn(line, f"record {line}: unusable trajforge fields; inferred instead")
+        return self.add(line, **{**core, **inferred})
+
 
 PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
 EDIT_PAIRS = (

@@ -25,7 +25,6 @@ line later in the file starts the next session (concatenated files).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,7 +32,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import call_fields
+from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.formats.sts_tools import (
     HEADER_CUT,
@@ -47,18 +46,15 @@ from trajforge.reconstruct.formats.sts_tools import (
 )
 from trajforge.reconstruct.inputs import json_line, read_all
 from trajforge.records import (
-    Event,
     GitInfo,
     ParseWarning,
     Session,
     SessionHeader,
-    SourcePos,
     sha256_hex,
 )
 
 LEAD = b"\xef\xbb\xbf \t\r\n"
 HEADER_SHAPE = '{"type": "session", "harness": ..., "id": ...}'
-_NOT_KNOWN = frozenset({"kind", "source"})
 
 
 class Line(NamedTuple):
@@ -72,39 +68,17 @@ def _dict(value: Any) -> Json:
     return value if isinstance(value, dict) else {}
 
 
-class _Reading:
+class _Reading(EventLog):
     """One session: its header line, then message lines → events."""
 
     def __init__(self, file: str, header: Line) -> None:
-        self.file = file
+        super().__init__(file)
         self.header = header
         self.record = _dict(header.value)
         self.harness: str = self.record["harness"]
         self.raw: list[bytes] = [header.raw]
-        self.events: list[Event] = []
-        self.warnings: list[ParseWarning] = []
-        self.skipped: Counter[str] = Counter()
-        self.calls: dict[str, Event] = {}
         self.model: str | None = None
         self.started: str | None = None
-
-    def warn(self, line: int, message: str) -> None:
-        self.warnings.append(ParseWarning(file=self.file, line=line, message=message))
-
-    def add(self, line: int, **fields: Any) -> Event:
-        event = Event(source=SourcePos(file=self.file, line=line), **fields)
-        self.events.append(event)
-        return event
-
-    def add_known(self, line: int, known: Any, inferred: Json, **core: Any) -> Event:
-        """The event with the fields trajforge's export recorded, else the inferred ones."""
-        if isinstance(known, dict):
-            mine = {k: v for k, v in known.items() if k not in _NOT_KNOWN}
-            try:
-                return self.add(line, **{**core, **mine})
-            except (ValidationError, TypeError):
-                self.warn(line, "unusable trajforge fields; inferred instead")
-        return self.add(line, **{**core, **inferred})
 
     def line(self, line: Line) -> None:
         self.raw.append(line.raw)

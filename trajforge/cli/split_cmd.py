@@ -12,6 +12,7 @@ from trajforge.errors import RecordError, UsageError
 from trajforge.records import DatasetManifest, DatasetVersions, load_record
 from trajforge.splits import atif, harbor, sts
 from trajforge.splits import split as split_stage
+from trajforge.splits.atif import ExportOutcome
 from trajforge.splits.push import push as push_dataset
 from trajforge.splits.select import DEFAULT_HELD_OUT_SHARE
 from trajforge.splits.tasks import load_tasks
@@ -149,17 +150,7 @@ def export_atif(
 ) -> None:
     """Write every session as an ATIF (Agent Trajectory Interchange Format) trajectory."""
     outcomes = list(progress(atif.export(paths, target), None, "export atif", quiet=as_json))
-    written = sum(len(o.written) for o in outcomes)
-    failed = [o for o in outcomes if o.status != "accepted"]
-    if as_json:
-        print_json({"inputs": [asdict(o) for o in outcomes], "trajectories": written})
-    else:
-        out.print(f"wrote {written} ATIF trajectories → {target}")
-        for o in failed:
-            err.print(f"[red]failed:[/red] {o.reason}")
-    if not written:
-        raise typer.Exit(EXIT_UNUSABLE)
-    raise typer.Exit(EXIT_PARTIAL if failed else 0)
+    _exported(outcomes, target, as_json, ("trajectories", "ATIF trajectories"))
 
 
 @export_app.command("sts")
@@ -170,12 +161,19 @@ def export_sts(
 ) -> None:
     """Write every session as a Hub session trace (Session Trace Simple Format, JSONL)."""
     outcomes = list(progress(sts.export(paths, target), None, "export sts", quiet=as_json))
+    _exported(outcomes, target, as_json, ("sessions", "STS session traces"))
+
+
+def _exported(
+    outcomes: list[ExportOutcome], target: Path, as_json: bool, names: tuple[str, str]
+) -> None:
+    """Say what a session export wrote and failed; exit 0, 1 (some inputs failed) or 2."""
     written = sum(len(o.written) for o in outcomes)
     failed = [o for o in outcomes if o.status != "accepted"]
     if as_json:
-        print_json({"inputs": [asdict(o) for o in outcomes], "sessions": written})
+        print_json({"inputs": [asdict(o) for o in outcomes], names[0]: written})
     else:
-        out.print(f"wrote {written} STS session traces → {target}")
+        out.print(f"wrote {written} {names[1]} → {target}")
         for o in failed:
             err.print(f"[red]failed:[/red] {o.reason}")
     if not written:
