@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from trajforge.reconstruct.dataenv import build
-from trajforge.verifiers.dataenv_validate import validate_tasks
+from trajforge.verifiers.dataenv_run import validate_tasks
 
 TARGET_S = 60.0
 

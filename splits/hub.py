@@ -38,7 +38,7 @@ from huggingface_hub.hf_api import RepoFile
 
 from trajforge.errors import HubError, UsageError
 from trajforge.scrub import scrub_text
-from trajforge.splits.push import PushResult
+from trajforge.splits.push_result import PushResult
 
 log = logging.getLogger(__name__)
 

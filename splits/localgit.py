@@ -24,7 +24,7 @@ from pathlib import Path
 from trajforge.errors import RecordError, TrajforgeError, UsageError
 from trajforge.records import DatasetManifest, load_record
 from trajforge.scrub import Scrubber
-from trajforge.splits.push import PushResult
+from trajforge.splits.push_result import PushResult
 
 BRANCH = "main"
 _IDENTITY = {

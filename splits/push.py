@@ -10,27 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
-
 from trajforge.errors import UsageError
+from trajforge.splits.push_result import PushResult
+
+__all__ = ["HF_DATASETS_PREFIX", "HF_PREFIX", "PushResult", "hub_repo_id", "push"]
 
 HF_PREFIX = "hf://"
 HF_DATASETS_PREFIX = "hf://datasets/"
-
-
-class PushResult(BaseModel):
-    """What a push did."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    target: str
-    """Where it went: the local repository path or ``hf://datasets/ORG/NAME``."""
-    revision: str
-    """Revision name (a tag locally, a branch or tag on the Hub)."""
-    commit: str
-    """Commit id the revision points at."""
-    created: bool
-    """False when identical content was already pushed (no new commit was made)."""
 
 
 def hub_repo_id(to: str) -> str:

@@ -17,7 +17,7 @@ from trajforge.reconstruct.dataenv.tables import BUNDLED
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.answer import check_answer
-from trajforge.verifiers.dataenv_validate import validate_tasks
+from trajforge.verifiers.dataenv_run import validate_tasks
 
 COUNT = 35
 SEED = 3

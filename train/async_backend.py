@@ -33,6 +33,7 @@ from trajforge.train.capture import Row
 from trajforge.train.config import TrainConfig
 from trajforge.train.grpo_rollouts import RolloutRunner
 from trajforge.train.rollout import Rollout
+from trajforge.train.trainer_args import drop_log_printer, shared_args
 
 log = logging.getLogger(__name__)
 UNSCORED_GROUPS = 3
@@ -178,8 +179,6 @@ def async_args(config: TrainConfig, out: Path) -> Any:
     """TRL AsyncGRPOConfig from the run's settings."""
     from trl.experimental.async_grpo import AsyncGRPOConfig
 
-    from trajforge.train.trainer import shared_args
-
     g, url = config.grpo, str(config.trainer.vllm_url)
     return AsyncGRPOConfig(
         **shared_args(config, out),
@@ -201,7 +200,6 @@ def run_async(
     from datasets import Dataset
     from trl.experimental.async_grpo import AsyncGRPOTrainer
 
-    from trajforge.train.trainer import drop_log_printer
     from trajforge.train.tree_attention import use_on_cpu
 
     if use_on_cpu():

@@ -35,6 +35,7 @@ from trajforge.train import ranks
 from trajforge.train.config import TrainConfig, targets_for
 from trajforge.train.quiet import quiet_libraries
 from trajforge.train.rollout_spec import RolloutSetup, setup_for
+from trajforge.train.trainer_args import drop_log_printer, shared_args
 
 log = logging.getLogger(__name__)
 NON_ATTENTION_OK = {"full_attention", "sliding_attention"}
@@ -122,40 +123,6 @@ def grpo_args(config: TrainConfig, out: Path) -> Any:
         max_completion_length=g.max_row_tokens,
         use_vllm=False,
     )
-
-
-def shared_args(config: TrainConfig, out: Path) -> dict[str, Any]:
-    """The TRL arguments both backends take the same way."""
-    import torch
-
-    g = config.grpo
-    return {
-        "output_dir": str(out),
-        "max_steps": config.trainer.max_steps,
-        "per_device_train_batch_size": g.per_device_batch,
-        "num_generations": g.num_generations,
-        "gradient_accumulation_steps": g.gradient_accumulation,
-        "learning_rate": g.learning_rate,
-        "epsilon": g.epsilon,
-        "epsilon_high": g.epsilon_high,
-        "temperature": g.temperature,
-        "logging_steps": 1,
-        "save_steps": config.trainer.save_steps,
-        "seed": config.trainer.seed,
-        "report_to": "none",
-        "use_cpu": not torch.cuda.is_available(),
-        "bf16": config.trainer.bf16,
-        "disable_tqdm": not config.trainer.progress,
-    }
-
-
-def drop_log_printer(trainer: Any, config: TrainConfig) -> None:
-    """``trainer.progress = false``: no per-step log dicts printed either (with the bar off,
-    transformers prints each one); they stay in the trainer's log history."""
-    from transformers.trainer_callback import PrinterCallback
-
-    if not config.trainer.progress:
-        trainer.remove_callback(PrinterCallback)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ The data family's judge in the validate stage (:data:`~.validate.single.JUDGES`,
 ``BATCHED`` for many at once): one sandbox run executes the scripts of a batch of tasks with
 ``runpy`` (a small runner: one Python start and one polars import per batch); validation
 writes ``task.json`` and caches the verdict by content as for every family.
-``trajforge dataenv validate`` is that stage restricted to the data family. The local sandbox
+``trajforge dataenv validate`` is that stage restricted to the data family
+(:mod:`trajforge.verifiers.dataenv_run`). The local sandbox
 uses the host interpreter read-only, so polars is there; the docker image carries a pinned
 polars (``docs/qa.md``); the stage checks the runtime first.
 """
@@ -23,20 +24,15 @@ import logging
 import os
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox, SandboxSession
 from trajforge.records import (
     ControlCell,
     Evidence,
     Expect,
-    Family,
     Finding,
     Reason,
     Status,
@@ -44,7 +40,6 @@ from trajforge.records import (
     Validation,
     finding,
 )
-from trajforge.taskdir import is_task_dir
 from trajforge.verifiers.answer import check_answer, perturbed_answers
 from trajforge.verifiers.dataenv_runner import RUNNER
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -53,78 +48,8 @@ from trajforge.verifiers.validate.qa import answer_cell
 log = logging.getLogger(__name__)
 
 PER_QUERY_S = 20
-DATA_ONLY: tuple[Family, ...] = ("data",)
 Results = dict[str, dict[str, dict[str, Any]]]
 """task id → script name → {stdout, error, seconds}."""
-
-
-class TaskOutcome(BaseModel):
-    """Validation outcome of one task."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    id: str
-    """Task id (folder name)."""
-    status: Status
-    """accepted, rejected, error or timeout."""
-    reasons: tuple[str, ...]
-    """Why."""
-
-
-class DataValidation(BaseModel):
-    """What ``validate_tasks`` did."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    schema_version: int = 1
-    """Version of this summary's schema."""
-    out: str
-    """The task output folder."""
-    backend: str
-    """Sandbox backend the queries ran in."""
-    counts: dict[str, int]
-    """Tasks per status."""
-    seconds: float
-    """Wall time of the whole validation."""
-    tasks: tuple[TaskOutcome, ...]
-    """Per-task outcomes, sorted by id."""
-
-
-def task_dirs(out: Path) -> list[Path]:
-    """Task folders of ``out`` holding a ``task.json`` (sorted)."""
-    tasks = out / "tasks"
-    if not tasks.is_dir():
-        raise UsageError(f"{out}: no tasks/ folder (run `trajforge dataenv build` first)")
-    return sorted(p for p in tasks.iterdir() if is_task_dir(p))
-
-
-def validate_tasks(
-    out: Path,
-    *,
-    backend: str = "local",
-    seed: int = 0,
-    on_task: Callable[[], None] | None = None,
-) -> DataValidation:
-    """Validate every data task under ``out`` (``trajforge dataenv validate``): the validate
-    stage restricted to the data family, so the judge, the cache and the writer are its."""
-    from trajforge.verifiers.validate.context import ContextSpec, build_context
-    from trajforge.verifiers.validate.run import run
-
-    start = time.perf_counter()
-    task_dirs(out)  # a clear error when OUT has no tasks/
-    ctx = build_context(ContextSpec(backend, ValidateConfig(seed=seed), out_dir=str(out)))
-    rows = run(out, ctx, on_done=(lambda _row: on_task()) if on_task else None, only=DATA_ONLY)
-    outcomes = [TaskOutcome(id=r.id, status=r.status, reasons=r.reasons) for r in rows]
-    counts: dict[str, int] = {}
-    for outcome in outcomes:
-        counts[outcome.status] = counts.get(outcome.status, 0) + 1
-    return DataValidation(
-        out=str(out),
-        backend=backend,
-        counts=counts,
-        seconds=round(time.perf_counter() - start, 3),
-        tasks=tuple(outcomes),
-    )
 
 
 def prove_data(task_dir: Path, task: Task, sandbox: Sandbox, cfg: ValidateConfig) -> Validation:

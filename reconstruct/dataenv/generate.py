@@ -10,6 +10,7 @@ differs, or repeats an earlier question.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import random
@@ -35,7 +36,7 @@ from trajforge.reconstruct.dataenv.tables import (
 )
 from trajforge.reconstruct.dataenv.templates import SINGLE, Ctx, Draft, Template
 from trajforge.reconstruct.dataenv.templates_rel import RELATIONAL
-from trajforge.reconstruct.dataenv.work import DraftJob, hosted, key_of, run_draft, slim
+from trajforge.reconstruct.dataenv.work import DraftJob, hosted, key_of, library_for, slim
 from trajforge.reconstruct.pipeline import in_order
 from trajforge.records import (
     Provenance,
@@ -323,3 +324,15 @@ def write(out: Path, built: Built) -> bool:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return True
+
+
+def run_draft(job: DraftJob) -> tuple[Built | None, str]:
+    """Run one draft (the work item): its built task, or None and why it was dropped."""
+    if job.draft is None:
+        return None, "not applicable"
+    return materialize(job.draft, library_for(job), job.seed, _scrubber())
+
+
+@functools.cache
+def _scrubber() -> Scrubber:
+    return Scrubber()

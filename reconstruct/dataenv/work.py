@@ -3,7 +3,7 @@
 The driver draws every draft (the seeded random choices stay in one process, in one order)
 and hands each one to the executor as a :class:`DraftJob`: the draft without its loaded
 frames, the input paths and the seed. The worker runs the draft's query and near misses
-(:func:`~trajforge.reconstruct.dataenv.generate.materialize`) against a library of staged
+(:func:`~trajforge.reconstruct.dataenv.generate.run_draft`) against a library of staged
 tables: the driver's own when the worker shares its process or was forked from it, else a
 library the worker stages once from the same input paths (they must be readable at the same
 path on every node, as ``reconstruct``'s inputs are; the bundled tables always are) and
@@ -21,7 +21,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -30,9 +29,6 @@ from trajforge.reconstruct.dataenv.tables import stage_inputs
 from trajforge.reconstruct.dataenv.templates import Draft
 from trajforge.records import sha256_hex
 from trajforge.scrub import Scrubber
-
-if TYPE_CHECKING:
-    from trajforge.reconstruct.dataenv.generate import Built
 
 _HOSTED: dict[tuple[str, ...], Path] = {}
 """Libraries staged by a driver in this process, by input paths (seen by forked workers)."""
@@ -95,17 +91,3 @@ def library_for(job: DraftJob) -> Path:
                 f"(sha256 {_file_hash(library / table.name)[:12]} != {table.sha256[:12]})"
             )
     return library
-
-
-def run_draft(job: DraftJob) -> tuple[Built | None, str]:
-    """Run one draft (the work item): its built task, or None and why it was dropped."""
-    from trajforge.reconstruct.dataenv.generate import materialize
-
-    if job.draft is None:
-        return None, "not applicable"
-    return materialize(job.draft, library_for(job), job.seed, _scrubber())
-
-
-@functools.cache
-def _scrubber() -> Scrubber:
-    return Scrubber()

@@ -157,7 +157,7 @@ def validate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Re-execute every stored query in the sandbox and check answers and controls."""
-    from trajforge.verifiers.dataenv_validate import task_dirs, validate_tasks
+    from trajforge.verifiers.dataenv_run import task_dirs, validate_tasks
 
     total = len(task_dirs(output))
     advance, finish = _ticker(total, "dataenv validate", as_json)

@@ -17,53 +17,14 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from trajforge.records.base import Reason
 from trajforge.records.controls import ControlCell, MutantRow
+from trajforge.records.legacy import legacy_findings, legacy_reason
+from trajforge.records.validation import Evidence
 
 log = logging.getLogger(__name__)
+__all__ = ["TASK_SCHEMA", "legacy_findings", "legacy_reason", "upgrade_task"]
 TASK_SCHEMA = 3
 """Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons."""
-_LEGACY: tuple[tuple[str, Reason], ...] = (
-    ("no verifier", Reason.NO_VERIFIER),
-    ("weakened test", Reason.WEAKENED_TEST),
-    ("oracle fails", Reason.ORACLE_FAILS),
-    ("oracle query failed", Reason.ORACLE_FAILS),
-    ("oracle flaked", Reason.ORACLE_FLAKY),
-    ("mutant kill rate", Reason.WEAK_MUTANT_KILL),
-    ("kill rate not measured", Reason.WEAK_MUTANT_KILL),
-    ("teacher", Reason.TEACHER_FAILED),
-    ("answer not reproduced", Reason.ANSWER_NOT_REPRODUCED),
-    ("answer key is guessable", Reason.KEY_GUESSABLE),
-    ("answer checker", Reason.ANSWER_MISJUDGED),
-    ("the checker", Reason.ANSWER_MISJUDGED),
-    ("sandbox", Reason.SANDBOX_ERROR),
-    ("workspace incomplete", Reason.WORKSPACE_INCOMPLETE),
-)
-
-
-def legacy_reason(text: str, status: object) -> Reason:
-    """The closed reason of a reason written as text before schema 3."""
-    head = text.split(":", 1)[0].strip()
-    if head in Reason.__members__.values():
-        return Reason(head)
-    if status == "accepted":
-        return Reason.PROVEN
-    for prefix, reason in _LEGACY:
-        if text.startswith(prefix):
-            return reason
-    if " passes " in text or "verdict unknown" in text:
-        return Reason.VERDICT_UNKNOWN if "verdict unknown" in text else Reason.CONTROL_PASSES
-    return Reason.INTERNAL_ERROR if status == "error" else Reason.NO_VERIFIER
-
-
-def legacy_findings(reasons: Any, status: object) -> list[dict[str, str]]:
-    """Findings (as mappings) for the reason texts of a record written before schema 3."""
-    if not isinstance(reasons, (list, tuple)):
-        return []
-    texts = [str(r) for r in reasons]
-    return [{"reason": legacy_reason(t, status).value, "detail": t} for t in texts]
-
-
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 
@@ -155,8 +116,6 @@ def _mutant(item: Any) -> dict[str, Any] | None:
 
 
 def _evidence(raw: dict[str, Any]) -> dict[str, Any]:
-    from trajforge.records.validation import Evidence
-
     kept: dict[str, Any] = {}
     for name, field in Evidence.model_fields.items():
         if name not in raw:

@@ -18,6 +18,7 @@ from trajforge.records.controls import (
     TestOutcome,
     TestSets,
 )
+from trajforge.records.legacy import legacy_findings
 
 
 class Finding(BaseModel):
@@ -37,11 +38,9 @@ class Finding(BaseModel):
 def _findings_from_reasons(data: object) -> object:
     """A mapping that still says ``reasons`` (text only, as written before findings) in the
     shape of today's record: each text becomes a finding whose reason is told from its words
-    (:func:`~trajforge.records.upgrade.legacy_reason`), the one place text is read back."""
+    (:func:`~trajforge.records.legacy.legacy_reason`), the one place text is read back."""
     if not isinstance(data, dict) or "reasons" not in data:
         return data
-    from trajforge.records.upgrade import legacy_findings
-
     rest = {k: v for k, v in data.items() if k != "reasons"}
     rest.setdefault("findings", legacy_findings(data["reasons"], data.get("status")))
     return rest

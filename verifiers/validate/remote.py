@@ -3,7 +3,7 @@
 The driver checks each task's cache first (a cached task never leaves it), then ships the
 folder's files as the item. The worker lays them out in a scratch folder, makes its own
 sandbox from the backend *name* (one per worker process), runs the same
-:func:`~trajforge.verifiers.validate.run.validate_dir` as a local run, and sends back what
+:func:`~trajforge.verifiers.validate.per_task.validate_dir` as a local run, and sends back what
 that changed: ``task.json`` and the hidden ``tests/`` folder. Only the driver writes into OUT,
 with the same atomic writes, so files, ids, the cache and resumability are those of a local
 run. A worker that failed on every attempt (it raised, or its process died) is recorded as
@@ -33,7 +33,7 @@ from trajforge.taskdir import load_task, save_task
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
 from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.run import TaskRow, row_of, validate_dir
+from trajforge.verifiers.validate.per_task import TaskRow, row_of, validate_dir
 from trajforge.verifiers.validate.single import HIDDEN_DIR, finish, key_of
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ from trajforge.records import (
 )
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
+from trajforge.verifiers.dataenv_validate import prove_data, prove_data_many
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
 from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.context import Context
@@ -248,16 +249,12 @@ def judge_qa(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation
 
 def judge_data(task_dir: Path, task: Task, ctx: Context) -> tuple[Task, Validation]:
     """data: the stored polars queries re-run in the sandbox, the checker on their outputs."""
-    from trajforge.verifiers.dataenv_validate import prove_data
-
     return task, prove_data(task_dir, task, ctx.sandbox, ctx.config)
 
 
 def judge_data_batch(items: Sequence[tuple[Path, Task]], ctx: Context) -> list[Validation]:
     """Many data tasks' verdicts from one sandbox run of all their queries (each verdict is
     what :func:`judge_data` gives the task alone)."""
-    from trajforge.verifiers.dataenv_validate import prove_data_many
-
     return prove_data_many(items, ctx.sandbox, ctx.config)
 
 
