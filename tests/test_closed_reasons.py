@@ -12,14 +12,18 @@ DISPLAY = {
     "verifiers/validate/report.py",  # report.json / report.html list the details
     "verifiers/validate/audit.py",
     "verifiers/teacher/loop.py",  # the teacher's feedback quotes them
-    "verifiers/dataenv_validate.py",  # the data summary lists them
+    "verifiers/dataenv_run.py",  # the data summary lists them
     "train/rollout.py",  # a rollout record keeps the verdict's words
     "train/evaluation/run.py",  # so does an eval row
     "splits/layout.py",  # the published rows carry them as text
     "trajforge/cli/dataenv_cmd.py",  # printed
 }
 """Modules that show findings' details to a person or a model (never decide on them)."""
-LEGACY = {"trajforge/records/upgrade.py", "trajforge/records/validation.py"}
+LEGACY = {
+    "trajforge/records/legacy.py",
+    "trajforge/records/upgrade.py",
+    "trajforge/records/validation.py",
+}
 """Where text written before findings existed is read, once, when an old task.json loads."""
 
 
