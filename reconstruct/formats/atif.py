@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields, exit_code, numbered_text
+from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields, outcome_fields
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.inputs import json_line, read_all
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, sha256_hex
@@ -124,17 +124,7 @@ def _result_fields(call: Event, text: str, extra: Any, harness: str) -> Json:
     """A result told from its text (and a v1.7 result ``extra`` with exit_code / is_error)."""
     extra = extra if isinstance(extra, dict) else {}
     error = extra.get("is_error") is True
-    fields: Json = {"tool_kind": call.tool_kind, "is_error": error}
-    if call.tool_kind == "shell":
-        code = extra.get("exit_code")
-        if not isinstance(code, int) or isinstance(code, bool):
-            code = exit_code(text, harness, error)
-        fields.update(exit_code=code, is_error=error or code not in (None, 0))
-    elif call.tool_kind == "read" and not error:
-        content = numbered_text(text)
-        if content is not None:
-            fields.update(path=call.path, content=content, partial=bool(call.offset))
-    return fields
+    return outcome_fields(call, text, harness, error, extra.get("exit_code"))
 
 
 def _header(doc: Json, file: str, raw: bytes) -> SessionHeader:

@@ -204,3 +204,19 @@ def numbered_text(text: str) -> str | None:
         if lines and all(matches):
             return "\n".join(m.group(1) for m in matches if m) + "\n"
     return None
+
+
+def outcome_fields(call: Event, text: str, harness: str, error: bool, code: Any) -> dict[str, Any]:
+    """A tool result's kind, error flag and what its text tells: a shell call's exit code (the
+    one the producer recorded when it is an integer, else told from the text), a read's file
+    content."""
+    fields: dict[str, Any] = {"tool_kind": call.tool_kind, "is_error": error}
+    if call.tool_kind == "shell":
+        if not isinstance(code, int) or isinstance(code, bool):
+            code = exit_code(text, harness, error)
+        fields.update(exit_code=code, is_error=error or code not in (None, 0))
+    elif call.tool_kind == "read" and not error:
+        content = numbered_text(text)
+        if content is not None:
+            fields.update(path=call.path, content=content, partial=bool(call.offset))
+    return fields

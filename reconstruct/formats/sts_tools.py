@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from trajforge.reconstruct.formats.atif_tools import exit_code, numbered_text
+from trajforge.reconstruct.formats.atif_tools import outcome_fields
 from trajforge.records import Event
 
 Json = dict[str, Any]
@@ -92,15 +92,6 @@ def result_fields(call: Event, text: str, message: Json, harness: str) -> Json:
     """A tool result told from its text, and the ``isError`` / ``exitCode`` a producer may add
     to the message (extra metadata the spec allows)."""
     error = message.get("isError") is True or message.get("is_error") is True
-    fields: Json = {"tool": call.tool, "call_id": call.call_id, "tool_kind": call.tool_kind}
-    fields["is_error"] = error
-    if call.tool_kind == "shell":
-        code = as_int(message.get("exitCode", message.get("exit_code")))
-        if code is None:
-            code = exit_code(text, harness, error)
-        fields.update(exit_code=code, is_error=error or code not in (None, 0))
-    elif call.tool_kind == "read" and not error:
-        content = numbered_text(text)
-        if content is not None:
-            fields.update(path=call.path, content=content, partial=bool(call.offset))
-    return fields
+    code = as_int(message.get("exitCode", message.get("exit_code")))
+    fields: Json = {"tool": call.tool, "call_id": call.call_id}
+    return fields | outcome_fields(call, text, harness, error, code)
