@@ -244,17 +244,13 @@ def card_license(card: Path) -> str | None:
     """The ``license`` a dataset card's YAML header states (several joined by ", ";
     ``other`` with its ``license_name`` when given); None without a card or a licence."""
     import yaml
+    from huggingface_hub.repocard import metadata_load
 
     try:
-        text = card.read_text(encoding="utf-8", errors="replace")
+        meta = metadata_load(card)
     except OSError:
         return None
-    if not text.startswith("---"):
-        return None
-    head = text[3:].split("\n---", 1)[0]
-    try:
-        meta = yaml.safe_load(head)
-    except yaml.YAMLError:
+    except (yaml.YAMLError, ValueError):
         log.warning("%s: the card's YAML header cannot be read; its licence is unknown", card)
         return None
     if not isinstance(meta, dict) or not meta.get("license"):
@@ -271,7 +267,7 @@ def _download(
 ) -> Path:
     """The snapshot folder of ``revision`` (named by its commit) with the matching files
     downloaded; errors say what to do."""
-    from huggingface_hub import constants, snapshot_download
+    from huggingface_hub import snapshot_download
 
     try:
         folder = snapshot_download(
@@ -284,10 +280,8 @@ def _download(
         )
     except Exception as exc:  # every failure of one input is that input's row
         raise HubInputError(_why(ref, revision, exc, options)) from None
-    path = Path(str(folder))
-    if not path.is_dir() and constants.HF_HUB_OFFLINE:
-        raise HubInputError(_offline(ref, revision, options))
-    path.mkdir(parents=True, exist_ok=True)  # nothing matched: an empty snapshot
+    path = Path(str(folder))  # offline, the client raises unless the snapshot is cached
+    path.mkdir(parents=True, exist_ok=True)  # online and nothing matched: an empty snapshot
     return path
 
 
@@ -317,19 +311,21 @@ def _why(ref: HubRef, revision: str, exc: Exception, options: HubOptions) -> str
         return f"{where}: no revision {revision!r} (a branch, tag or commit of the dataset)"
     if isinstance(exc, LocalEntryNotFoundError | OfflineModeIsEnabled):
         return _offline(ref, revision, options)
-    cache = options.cache_dir or constants.HF_HUB_CACHE
     return (
         f"{where}@{revision}: download failed ({type(exc).__name__}: {exc}); the files already"
-        f" downloaded are kept in {cache}: run the same command again to resume"
+        f" downloaded are kept in {_cache(options)}: run the same command again to resume"
     )
 
 
-def _offline(ref: HubRef, revision: str, options: HubOptions) -> str:
+def _cache(options: HubOptions) -> str:
     from huggingface_hub import constants
 
-    cache = options.cache_dir or constants.HF_HUB_CACHE
+    return options.cache_dir or constants.HF_HUB_CACHE
+
+
+def _offline(ref: HubRef, revision: str, options: HubOptions) -> str:
     return (
-        f"hf://datasets/{ref.repo_id}@{revision} is not in the Hub cache {cache} and"
+        f"hf://datasets/{ref.repo_id}@{revision} is not in the Hub cache {_cache(options)} and"
         " HF_HUB_OFFLINE=1 forbids downloading: run once with the network (or unset"
         " HF_HUB_OFFLINE)"
     )
