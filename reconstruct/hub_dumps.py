@@ -310,7 +310,13 @@ def _why(ref: HubRef, revision: str, exc: Exception, options: HubOptions) -> str
     if isinstance(exc, RevisionNotFoundError):
         return f"{where}: no revision {revision!r} (a branch, tag or commit of the dataset)"
     if isinstance(exc, LocalEntryNotFoundError | OfflineModeIsEnabled):
-        return _offline(ref, revision, options)
+        if constants.HF_HUB_OFFLINE:
+            return _offline(ref, revision, options)
+        return (  # the client could not reach the Hub and found nothing cached
+            f"{where}@{revision}: {constants.ENDPOINT} could not be reached and the revision is"
+            f" not in the Hub cache {_cache(options)}: check the network (or HF_ENDPOINT) and"
+            " run again"
+        )
     return (
         f"{where}@{revision}: download failed ({type(exc).__name__}: {exc}); the files already"
         f" downloaded are kept in {_cache(options)}: run the same command again to resume"

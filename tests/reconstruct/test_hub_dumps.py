@@ -174,6 +174,11 @@ def test_offline_the_cache_alone_gives_the_same_tasks(
                          home=tmp_path / "empty-cache", offline=True)  # fmt: skip
     assert rc == 2 and summary is not None
     assert "HF_HUB_OFFLINE=1 forbids downloading" in summary["inputs"][0]["error"]
+    rc, summary, _ = cli(f"hf://datasets/{REPO}", "-o", str(tmp_path / "unreachable"),
+                         hub=None, home=tmp_path / "empty-cache")  # fmt: skip
+    assert rc == 2 and summary is not None  # online, but nothing listens at the endpoint
+    error = summary["inputs"][0]["error"]
+    assert "could not be reached" in error and "HF_HUB_OFFLINE" not in error
 
 
 @pytest.mark.parametrize(
