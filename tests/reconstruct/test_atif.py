@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.scenarios import CALC_BUGGY
+from tests.support.roundtrip import all_task_ids, events_of, sessions_by_key
 from trajforge.errors import FormatError
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.formats.atif import AtifFormat
@@ -26,24 +27,6 @@ from trajforge.splits.atif import export
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "sessions"
 HARBOR = FIXTURES / "atif" / "harbor-claude-code.json"
 FMT = AtifFormat()
-
-
-def _sessions(paths: list[Path]) -> dict[tuple[str, str], Session]:
-    formats = pipeline.all_formats()
-    found: dict[tuple[str, str], Session] = {}
-    for path in paths:
-        for item in pipeline.detect(path, formats).parse(path):
-            if isinstance(item, Session):
-                found[(item.header.harness, item.header.session_id)] = item
-    return found
-
-
-def _events(session: Session) -> list[dict[str, Any]]:
-    return [e.model_dump(exclude={"source"}) for e in session.events]
-
-
-def _task_ids(out: Path) -> set[str]:
-    return {load_record(Task, p).id for p in (out / "tasks").glob("*/task.json")}
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +41,17 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_export_reads_back_to_the_same_events(exported: Path) -> None:
     folders = [FIXTURES / h for h in ("pi", "opencode", "hermes", "claude-code", "codex")]
     inputs, _ = pipeline.expand_paths(folders)
-    original = _sessions(inputs)
+    original = sessions_by_key(inputs)
     files = sorted(exported.glob("*.json"))
     assert [pipeline.detect(f, pipeline.all_formats()).name for f in files] == ["atif"] * len(files)
-    again = _sessions(files)
+    again = sessions_by_key(files)
     assert set(again) == set(original) and len(again) >= 20
     for key, session in again.items():
         before = original[key]
         assert session.warnings == (), key
         assert session.header.cwd == before.header.cwd, key
         assert session.header.model == before.header.model, key
-        assert _events(session) == _events(before), key
+        assert events_of(session) == events_of(before), key
 
 
 def test_export_reconstructs_to_the_same_tasks(exported: Path, tmp_path: Path) -> None:
@@ -81,14 +64,8 @@ def test_export_reconstructs_to_the_same_tasks(exported: Path, tmp_path: Path) -
     # the legacy storage tree are the same sessions, so fewer sessions, the same tasks
     assert set(via.sessions) == set(direct.sessions)
     # the same qa scenario in every harness is one task; which copy is kept follows input order
-    assert _all_ids(via, tmp_path / "via-atif") == _all_ids(direct, tmp_path / "direct")
+    assert all_task_ids(via, tmp_path / "via-atif") == all_task_ids(direct, tmp_path / "direct")
     assert via.written == direct.written
-
-
-def _all_ids(summary: pipeline.ReconstructSummary, out: Path) -> set[str]:
-    """Tasks written plus the qa copies collapsed into them."""
-    removed = {d.detail.split(":")[0] for d in summary.dropped if d.reason == "duplicate"}
-    return _task_ids(out) | removed
 
 
 def test_harbor_shaped_trajectory_is_inferred_from_its_arguments(tmp_path: Path) -> None:

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import FIXTURES
+from tests.support.roundtrip import all_task_ids, events_of, sessions_by_key
 from trajforge.reconstruct import pipeline
-from trajforge.records import Session, Task, load_record
 from trajforge.splits.sts import export
 
 HARNESSES = ("pi", "opencode", "hermes", "claude-code", "codex")
@@ -83,26 +83,12 @@ def test_every_line_is_spec_shaped(exported: Path) -> None:
     assert len(files) >= 20
 
 
-def _sessions(paths: list[Path]) -> dict[tuple[str, str], Session]:
-    formats = pipeline.all_formats()
-    found: dict[tuple[str, str], Session] = {}
-    for path in paths:
-        for item in pipeline.detect(path, formats).parse(path):
-            if isinstance(item, Session):
-                found[(item.header.harness, item.header.session_id)] = item
-    return found
-
-
-def _events(session: Session) -> list[dict[str, Any]]:
-    return [e.model_dump(exclude={"source"}) for e in session.events]
-
-
 def test_export_reads_back_to_the_same_events(exported: Path) -> None:
     inputs, _ = pipeline.expand_paths([*_folders(FIXTURES), FIXTURES / "atif"])
-    original = _sessions(inputs)
+    original = sessions_by_key(inputs)
     files = sorted(exported.glob("*.jsonl"))
     assert {pipeline.detect(f, pipeline.all_formats()).name for f in files} == {"sts"}
-    again = _sessions(files)
+    again = sessions_by_key(files)
     assert set(again) == set(original)
     for key, session in again.items():
         before = original[key]
@@ -111,15 +97,8 @@ def test_export_reads_back_to_the_same_events(exported: Path) -> None:
         assert session.header.model_dump(exclude=dropped) == before.header.model_dump(
             exclude=dropped
         ), key
-        assert _events(session) == _events(before), key
+        assert events_of(session) == events_of(before), key
         assert {Path(e.source.file).parent for e in session.events} == {exported}, key
-
-
-def _task_ids(summary: pipeline.ReconstructSummary, out: Path) -> set[str]:
-    """Tasks written plus the qa copies collapsed into them (the same qa scenario in every
-    harness is one task; which copy is kept follows input order)."""
-    removed = {d.detail.split(":")[0] for d in summary.dropped if d.reason == "duplicate"}
-    return {load_record(Task, p).id for p in (out / "tasks").glob("*/task.json")} | removed
 
 
 def test_export_of_the_samples_reconstructs_to_the_same_tasks(tmp_path: Path) -> None:
@@ -131,7 +110,7 @@ def test_export_of_the_samples_reconstructs_to_the_same_tasks(tmp_path: Path) ->
     assert {i.format for i in via.inputs} == {"sts"}
     assert set(via.sessions) == set(direct.sessions)
     assert via.written == direct.written >= 15
-    assert _task_ids(via, tmp_path / "via") == _task_ids(direct, tmp_path / "direct")
+    assert all_task_ids(via, tmp_path / "via") == all_task_ids(direct, tmp_path / "direct")
 
 
 def test_texts_are_scrubbed(tmp_path: Path) -> None:
@@ -156,7 +135,7 @@ def test_texts_are_scrubbed(tmp_path: Path) -> None:
     assert outcome.written == ("my-agent-s1.jsonl",)
     text = (tmp_path / "out" / "my-agent-s1.jsonl").read_text()
     assert SECRET not in text and "[REDACTED:" in text
-    (session,) = _sessions([tmp_path / "out" / "my-agent-s1.jsonl"]).values()
+    (session,) = sessions_by_key([tmp_path / "out" / "my-agent-s1.jsonl"]).values()
     assert session.events[1].tool_kind == "shell" and SECRET not in (
         session.events[1].command or ""
     )
