@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields, outcome_fields
+from trajforge.reconstruct.formats.atif_tools import EventLog, outcome_fields
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.inputs import json_line, read_all
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, sha256_hex
@@ -72,19 +72,7 @@ class _Builder(EventLog):
             self.skipped["unreadable_tool_call"] += 1
             self.warn(line, f"step {line}: unreadable tool call")
             return
-        if call_id in self.calls:
-            self.warn(line, f"step {line}: tool call id {call_id!r} used twice; kept the first")
-            return
-        event = self.add_known(
-            line,
-            known.get(call_id),
-            call_fields(name, args),
-            kind="tool_call",
-            tool=name,
-            call_id=call_id,
-            arguments=args,
-        )
-        self.calls[call_id] = event
+        self.add_call(line, name, call_id, args, known.get(call_id), f"step {line}: ")
 
     def _result(self, result: Any, line: int, known: Json, unpaired: Iterator[Any]) -> None:
         call_id = result.get("source_call_id") if isinstance(result, dict) else None

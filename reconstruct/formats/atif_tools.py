@@ -57,6 +57,24 @@ class EventLog:
                 self.warn(line, f"record {line}: unusable trajforge fields; inferred instead")
         return self.add(line, **{**core, **inferred})
 
+    def add_call(
+        self, line: int, name: str, call_id: str, args: dict[str, Any], known: Any, where: str = ""
+    ) -> None:
+        """A tool call, its kind told from its arguments (or as the export recorded it); a
+        repeated call id is a warning (``where`` opens it) and the first call is kept."""
+        if call_id in self.calls:
+            self.warn(line, f"{where}tool call id {call_id!r} used twice; kept the first")
+            return
+        self.calls[call_id] = self.add_known(
+            line,
+            known,
+            call_fields(name, args),
+            kind="tool_call",
+            tool=name,
+            call_id=call_id,
+            arguments=args,
+        )
+
 
 PATH_KEYS = ("path", "file_path", "filePath", "filename", "file")
 EDIT_PAIRS = (

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import EventLog, call_fields
+from trajforge.reconstruct.formats.atif_tools import EventLog
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.formats.sts_tools import (
     HEADER_CUT,
@@ -137,18 +137,7 @@ class _Reading(EventLog):
             self.skipped["unreadable_tool_call"] += 1
             self.warn(line, "unreadable tool call (id, function name, arguments)")
             return
-        if call_id in self.calls:
-            self.warn(line, f"tool call id {call_id!r} used twice; kept the first")
-            return
-        self.calls[call_id] = self.add_known(
-            line,
-            known.get(call_id),
-            call_fields(name, args),
-            kind="tool_call",
-            tool=name,
-            call_id=call_id,
-            arguments=args,
-        )
+        self.add_call(line, name, call_id, args, known.get(call_id))
 
     def _result(self, line: int, msg: Json, text: str, known: Json) -> None:
         call_id = msg.get("toolCallId")
