@@ -89,6 +89,11 @@ class InputJob(BaseModel):
     origin: DatasetOrigin | None = None
     """The Hub dataset file this input was downloaded from (``hf://datasets/...``)."""
 
+    @property
+    def named(self) -> str:
+        """How the summary names this input: the Hub file's URL, else its path."""
+        return self.origin.url if self.origin is not None else self.path
+
 
 class BuiltTask(BaseModel):
     """One task record with the (already scrubbed) file maps to write beside it."""
@@ -136,9 +141,8 @@ def reconstruct_input(job: InputJob) -> InputResult:
     Per-input failures are recorded in ``outcome.error``; tasks built before one stay.
     """
     path = Path(job.path)
-    named = job.origin.url if job.origin is not None else job.path
-    result = InputResult(outcome=InputOutcome(path=named, format=None))
-    outcome: dict[str, Any] = {"path": named, "format": None, "sessions": 0, "warnings": 0}
+    result = InputResult(outcome=InputOutcome(path=job.named, format=None))
+    outcome: dict[str, Any] = {"path": job.named, "format": None, "sessions": 0, "warnings": 0}
     scrub = Scrubber()
     try:
         fmt = detect(path, formats_named(job.spec.fmt))
@@ -294,8 +298,8 @@ def in_order(outcomes: Iterable[WorkOutcome[R]]) -> Iterator[WorkOutcome[R]]:
 
 def _worker_failed(job: InputJob, done: WorkOutcome[InputResult]) -> InputResult:
     """The summary row of an input whose worker failed on every attempt."""
-    error = f"{job.path}: worker failed after {done.attempts} attempt(s): {done.error}"
-    return InputResult(outcome=InputOutcome(path=job.path, format=None, error=error))
+    error = f"{job.named}: worker failed after {done.attempts} attempt(s): {done.error}"
+    return InputResult(outcome=InputOutcome(path=job.named, format=None, error=error))
 
 
 def _merge(summary: ReconstructSummary, result: InputResult, out: Path, dedup: Dedup) -> None:
