@@ -11,17 +11,18 @@ conversion is not timed. Timed, each three times (median):
 - read-back: :func:`~trajforge.reconstruct.hub_parquet.sessions_from_parquet` writing the session
   files, then parsing them with the same reader.
 
-Also printed: the read-back's peak RSS growth (it reads 256 rows at a time, so it should not
-grow with the dump) beside the parquet's size.
+Also printed: the peak RSS of a fresh process running the read-back alone, beside what its
+imports take (it hands on 256 rows at a time; pyarrow still decodes a row group whole, so
+the peak follows the row-group size more than the dump's), beside the parquet's size.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +46,36 @@ def _median(work: object, runs: int = 3) -> float:
         work()  # type: ignore[operator]
         times.append(time.perf_counter() - began)
     return statistics.median(times)
+
+
+_ALONE = """
+import sys
+from pathlib import Path
+from trajforge.reconstruct.hub_parquet import sessions_from_parquet
+
+
+def peak():  # VmHWM: this process's own high-water mark (ru_maxrss survives exec on Linux)
+    status = Path("/proc/self/status").read_text().splitlines()
+    return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+
+before = peak()
+sessions_from_parquet([Path(sys.argv[1])], Path(sys.argv[2]))
+print(before, peak())
+"""
+
+
+def _read_back_rss_kb(parquet: Path, out: Path) -> tuple[int, int]:
+    """Peak RSS (KiB) of a fresh process after its imports and after
+    :func:`sessions_from_parquet` alone."""
+    done = subprocess.run(
+        [sys.executable, "-c", _ALONE, str(parquet), str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    before, after = (int(v) for v in done.stdout.split())
+    return before, after
 
 
 def main() -> int:
@@ -78,7 +109,6 @@ def main() -> int:
         parquet = root / "0000.parquet"
         table.to_parquet(str(parquet))
         anchor = _median(lambda: _parse(raw))
-        rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
         def read_back() -> None:
             out = root / "back"
@@ -87,14 +117,15 @@ def main() -> int:
             _parse([Path(f.path) for f in written.files])
 
         back = _median(read_back)
-        rss_growth = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before
+        imported, peak = _read_back_rss_kb(parquet, root / "alone")
         result = {
             "sessions": len(raw),
             "raw_mb": round(sum(f.stat().st_size for f in raw) / 2**20, 1),
             "parquet_mb": round(parquet.stat().st_size / 2**20, 1),
             "anchor_parse_raw_s": round(anchor, 2),
             "read_back_and_parse_s": round(back, 2),
-            "read_back_peak_rss_growth_mb": round(rss_growth / 1024, 1),
+            "read_back_process_peak_rss_mb": round(peak / 1024, 1),
+            "of_which_imports_mb": round(imported / 1024, 1),
         }
     if args.json:
         print(json.dumps(result))
