@@ -13,8 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from trajforge.reconstruct import triage_rules as rules
-from trajforge.reconstruct.facts import Grounds, answer_key
+from trajforge.reconstruct import triage_rules_qa as rules
+from trajforge.reconstruct.facts import Grounds, answer_key, focus_of
 from trajforge.reconstruct.shell import is_mutating
 from trajforge.reconstruct.triage_live import live_command, machine_reader
 from trajforge.records import AnswerKey, Event, Reason
@@ -61,7 +61,7 @@ def judge_qa(
         return QaVerdict(None, Reason.NO_DELIVERABLE, "no file changed and no final answer")
     if not rules.QUESTION.search(request):
         return QaVerdict(
-            None, Reason.NO_DELIVERABLE, "asks for an action, but no workspace file changed"
+            None, Reason.NO_DELIVERABLE, "not phrased as a question, and no workspace file changed"
         )
     follow = rules.FOLLOW_UP.match(request)
     if follow is not None and len((follow.group("rest") or "").split()) <= rules.FOLLOW_UP_WORDS:
@@ -84,6 +84,8 @@ def judge_qa(
         )
     outputs, read_machine = _outputs(events, first, last)
     key = answer_key(request, answer, Grounds(files, outputs))
+    if key is None and _denies(request, answer):
+        key = answer_key(request, f"No. {answer}", Grounds(files, outputs))
     if key is None or len(key.required) < rules.MIN_REQUIRED_FACTS:
         if read_machine:
             return QaVerdict(None, Reason.LIVE_STATE, "the answer rests on the machine's state")
@@ -93,6 +95,16 @@ def judge_qa(
             "the answer states no fact grounded in the workspace or a re-runnable command",
         )
     return _crux(key)
+
+
+def _denies(question: str, answer: str) -> bool:
+    """A yes/no question whose answer opens by denying what it asks ("is the random number
+    seeded?" → "`crypto.getRandomValues()` isn't seeded like a traditional PRNG"): its "no"."""
+    m = rules.PREDICATE.search(question)
+    if m is None or "polarity" not in focus_of(question):
+        return False
+    first = re.split(r"(?<=[.!?])\s|\n", answer.strip(), maxsplit=1)[0]
+    return re.search(rules.DENIAL + re.escape(m.group(1)) + r"\b", first) is not None
 
 
 def _crux(key: AnswerKey) -> QaVerdict:

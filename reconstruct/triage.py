@@ -7,7 +7,8 @@ and all the work they led to. Each thread is then kept, or dropped with one
 :class:`~trajforge.records.Reason` and a precise detail: :mod:`.triage_request` judges whether
 the request stands alone, :mod:`.triage_live` whether the deliverable is live. Words are read
 in any script (:mod:`.triage_text`). Every rule's words and thresholds live in
-:mod:`.triage_rules` (the text) and :mod:`.triage_rules_work` (tool calls and files).
+:mod:`.triage_rules` (the text), :mod:`.triage_rules_qa` (questions and answers) and
+:mod:`.triage_rules_work` (tool calls and files).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
-from trajforge.reconstruct.triage_live import Roots, live_reason, moved_work
+from trajforge.reconstruct.shell import is_mutating
+from trajforge.reconstruct.triage_live import Left, Roots, live_reason, moved_work
 from trajforge.reconstruct.triage_request import body, resolve
 from trajforge.reconstruct.triage_text import (
     english,
@@ -225,6 +227,19 @@ def harness_error(answer: str) -> str | None:
     return m.group(0) if m else None
 
 
+def _touched(events: Sequence[Event], first: int, last: int) -> bool:
+    """The thread wrote, edited or patched a file or ran a command that may change files
+    (whether or not replay could tell what changed)."""
+    for event in events[first : last + 1]:
+        if event.kind != "tool_call":
+            continue
+        if event.tool_kind in ("write", "edit", "patch"):
+            return True
+        if event.tool_kind == "shell" and event.command and is_mutating(event.command):
+            return True
+    return False
+
+
 def judge(
     events: Sequence[Event], thread: Thread, roots: Roots, known: Iterable[str],
     changed: Callable[[int, int], bool], later: bool,
@@ -235,6 +250,10 @@ def judge(
     ``changed(a, b)``: whether the workspace's files differ between two event indices.
     ``later``: not the session's first thread (a later turn that answers the assistant is
     steering, not a request).
+
+    A thread that touched no file is judged for what it delivered before what its request
+    lacks, where that is surer: one that ends in no answer delivered nothing, and a short
+    turn that only names nothing (``vague``) asked for nothing it did (qa says which).
     """
     answer = answer_of(events, thread)
     resolved = resolve(thread.request, roots.main, known, later)
@@ -249,8 +268,8 @@ def judge(
         return drop(Reason.LIVE_STATE, "refers to a file attached from outside the workspace")
     edits = changed(thread.first, thread.last)
     moved = moved_work(events, thread.first, thread.last, roots)
-    own = edits or moved is not None
-    live = live_reason(events, thread.first, thread.last, thread.request, roots, own)
+    left: Left = "changes" if edits or moved is not None else "answer" if answer else "nothing"
+    live = live_reason(events, thread.first, thread.last, thread.request, roots, left)
     if live is not None:
         return drop(*live)
     if moved is not None:
@@ -259,16 +278,25 @@ def judge(
             f"changes {moved}, in a folder the session moved to; the replayed workspace is "
             f"{roots.main}",
         )
-    if resolved.problem is not None:
+    worked = edits or _touched(events, thread.first, thread.last)
+    if resolved.problem is not None and (worked or (answer and not resolved.vague)):
         return drop(Reason.NOT_SELF_CONTAINED, resolved.problem)
-    request = body(resolved.text)
+    if (unstated := _unstated(thread, body(resolved.text), edits, changed)) is not None:
+        return drop(Reason.NOT_SELF_CONTAINED, unstated)
+    return None, resolved.text
+
+
+def _unstated(
+    thread: Thread, request: str, edits: bool, changed: Callable[[int, int], bool]
+) -> str | None:
+    """Why the thread's changes are not what its request asks for, or None: the request is a
+    question, or an ack approved work the assistant proposed."""
     if edits and is_question(request) and not rules.POLITE_REQUEST.match(request):
-        return drop(Reason.NOT_SELF_CONTAINED, "a question, not a request for the change made")
+        return "a question, not a request for the change made"
     for index in thread.approvals:
         if changed(index, thread.last):
-            return drop(
-                Reason.NOT_SELF_CONTAINED,
+            return (
                 f"an ack at event {index} approved work the assistant proposed; the request "
-                "does not state it",
+                "does not state it"
             )
-    return None, resolved.text
+    return None

@@ -15,14 +15,17 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from trajforge.reconstruct import triage_rules_work as work
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.shell import programs, split_cd
+from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import Call, classify, live_command
 from trajforge.records import Event, Reason
 
 __all__ = [
+    "Left",
     "Roots",
     "live_command",
     "live_reason",
@@ -31,6 +34,9 @@ __all__ = [
     "session_roots",
     "workspace_command",
 ]
+
+Left = Literal["changes", "answer", "nothing"]
+"""What a thread left: changed workspace files, only a final answer, or neither."""
 
 MACHINE_READERS = work.words(
     "ps top htop lsof netstat ss df uname whoami id hostname uptime printenv ifconfig ip "
@@ -145,30 +151,33 @@ def workspace_command(command: str, root: str | None) -> str:
 
 def live_reason(
     events: Sequence[Event], first: int, last: int, request: str, roots: Roots | str | None,
-    own_changes: bool = True,
+    left: Left = "changes",
 ) -> tuple[Reason, str] | None:  # fmt: skip
     """(reason, detail) when the thread's deliverable is outside its workspace.
 
-    ``own_changes``: the thread changed workspace files. Then only an effect (a call that
-    changes live state, or glue for a live-data request) makes it live; publishing and
-    observing are steps. Without changes of its own, a request for an outside effect and any
-    outside call are its whole result, and a sub-agent's work is ``delegated``.
+    ``left``: what the thread left. ``changes`` to workspace files: then only an effect (a
+    call that changes live state, or glue for a live-data request) makes it live; publishing
+    and observing are steps. An ``answer`` and no changes: a request for an outside effect and
+    any outside call are its whole result, and a sub-agent's work is ``delegated``. ``nothing``
+    (no change, no answer): the same, except what it only observed (a docs page, a log) on the
+    way to a result it never gave.
     """
     where = roots if isinstance(roots, Roots) else Roots(roots)
     span = range(first, min(last, len(events) - 1) + 1)
     calls = [c for i in span if (c := _call(events, i, where)) is not None]
     if (effect := next((c for c in calls if c.kind == "effect"), None)) is not None:
         return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}"
-    if own_changes:
+    if left == "changes":
         return _beside_changes(events, (first, last), request, calls)
     for pattern in (work.EFFECT_REQUEST, work.PUBLISH_REQUEST, work.LIVE_DATA_REQUEST):
         if (m := pattern.search(request)) is not None:
             found = m.group(0).strip()
             return Reason.LIVE_STATE, f"asks for an effect outside the workspace ({found!r})"
-    if calls:
-        reason = Reason.DELEGATED if calls[0].kind == "delegated" else Reason.LIVE_STATE
+    results = [c for c in calls if left == "answer" or c.kind != "observe"]
+    if results:
+        reason = Reason.DELEGATED if results[0].kind == "delegated" else Reason.LIVE_STATE
         suffix = "" if reason is Reason.DELEGATED else ", and no workspace file changed"
-        return reason, f"event {calls[0].index}: {calls[0].what}{suffix}"
+        return reason, f"event {results[0].index}: {results[0].what}{suffix}"
     return None
 
 
@@ -178,7 +187,26 @@ def _call(events: Sequence[Event], index: int, roots: Roots) -> Call | None:
         return None
     if event.tool_kind in ("write", "edit") and not roots.inside(event.path):
         return Call(index, "effect", f"changes {event.path}, outside the workspace")
-    return classify(event, index)
+    found = classify(event, index)
+    if (found is None or found.kind != "effect") and (path := _written_outside(event, roots)):
+        return Call(index, "effect", f"a command changes {path}, outside the workspace")
+    return found
+
+
+def _written_outside(event: Event, roots: Roots) -> str | None:
+    """A file a shell command wrote, copied, moved or deleted outside the workspace roots
+    (``cp theme.json ~/.pi/agent/themes/``, ``rm ~/.config/app/x.json``): the same effect as a
+    file tool's edit there. Scratch files (``work.SCRATCH_DIRS``) are not; nor is anything
+    when the workspace root is not known."""
+    if event.tool_kind != "shell" or not event.command or not roots.main:
+        return None
+    for change in changes(event.command):
+        path = change.path
+        if event.cwd and not path.startswith(("/", "~")):
+            path = posixpath.join(event.cwd, path)
+        if not roots.inside(path) and not work.SCRATCH_DIRS.match(path):
+            return change.path
+    return None
 
 
 def _beside_changes(

@@ -10,12 +10,14 @@ Words are counted in any script and quoted or speaker-tagged prose is the person
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.triage_text import is_question, quoted_prose, word_count
+
+VAGUE = "a short follow-up that names no file, identifier or value"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,9 @@ class Resolved:
     """The rewritten request."""
     problem: str | None
     """Why it cannot stand alone, or None."""
+    vague: bool = False
+    """The only problem is that a short later turn names nothing (:data:`VAGUE`): it points
+    nowhere, so when the thread changed no file the request is no task for another reason."""
 
 
 def resolve(text: str, root: str | None, known: Iterable[str], later: bool = False) -> Resolved:
@@ -37,6 +42,8 @@ def resolve(text: str, root: str | None, known: Iterable[str], later: bool = Fal
     def at(m: re.Match[str]) -> str:
         nonlocal problem
         ref = m.group("ref")
+        if text.startswith("://", m.end()):
+            return m.group(0)  # "@local://{path}": a locator's scheme, not an attached file
         rel = _relative(ref, root)
         if rel is not None and (rel.rstrip("/") in paths or rel.rstrip("/") in dirs):
             return f"`{rel}`"
@@ -53,8 +60,22 @@ def resolve(text: str, root: str | None, known: Iterable[str], later: bool = Fal
     if problem is None:
         problem = _outside_paths(rewritten)
     if problem is None:
-        problem = _dangling(rewritten, later)
-    return Resolved(rewritten, problem)
+        problem = _dangling(rewritten, later, _file_names(paths))
+    return Resolved(rewritten, problem, problem == VAGUE)
+
+
+def _file_names(paths: Iterable[str]) -> list[re.Pattern[str]]:
+    """Workspace files a request may name in words: ``theme-selector.ts`` is "the theme
+    selector", ``RecordingStore.swift`` "the recording store". Only names of two words or
+    more: one word ("theme", "index") is a common word, not a name."""
+    found: dict[str, re.Pattern[str]] = {}
+    for path in paths:
+        stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+        parts = [w.lower() for w in rules.NAME_PART.findall(stem)]
+        if len(parts) >= 2 and all(len(w) >= rules.NAME_PART_CHARS for w in parts):
+            joined = r"[\s_-]*".join(map(re.escape, parts))
+            found.setdefault(joined, re.compile(rf"(?i)\b{joined}\b"))
+    return list(found.values())
 
 
 def _relative(ref: str, root: str | None) -> str | None:
@@ -91,8 +112,9 @@ def body(text: str) -> str:
     return text
 
 
-def _dangling(text: str, later: bool) -> str | None:
-    """A request that cannot be read alone: too short, pasted output, pointing back."""
+def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]]) -> str | None:
+    """A request that cannot be read alone: too short, pasted output, pointing back.
+    ``names``: the workspace's files as a request may name them in words."""
     prose, pasted = _prose(text)
     words = word_count(prose)
     if words < rules.MIN_REQUEST_WORDS:
@@ -101,7 +123,9 @@ def _dangling(text: str, later: bool) -> str | None:
         return f"refers to the conversation ({m.group(0)!r})"
     if pasted and words < rules.MIN_PROSE_WORDS:
         return f"pasted output with little request around it ({words} word(s))"
-    return _points_back(prose, later, words <= rules.SHORT_REQUEST_WORDS)
+    short = words <= rules.SHORT_REQUEST_WORDS
+    anchored = bool(rules.ANCHOR.search(prose)) or any(n.search(prose) for n in names)
+    return _points_back(prose, later, short, anchored)
 
 
 def _prose(text: str) -> tuple[str, bool]:
@@ -119,8 +143,9 @@ def _prose(text: str) -> tuple[str, bool]:
     return "\n".join(kept), pasted
 
 
-def _points_back(prose: str, later: bool, short: bool) -> str | None:
-    """A later turn that corrects the assistant, or a short one that points back."""
+def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | None:
+    """A later turn that corrects the assistant, or a short one that points back
+    (``anchored``: it names a file, an identifier or a value)."""
     if later:
         while (m := rules.CHAT_OPENER.match(prose)) is not None:
             if rules.CORRECTION.match(m.group(0)):
@@ -128,14 +153,30 @@ def _points_back(prose: str, later: bool, short: bool) -> str | None:
             prose = prose[m.end() :]  # "ok, …" / "oh, …": judge what follows
     if rules.DEPENDENT_START.match(prose):
         return "continues the previous turn"
-    anchored = bool(rules.ANCHOR.search(prose))
-    if short and (m := rules.STRONG_DEICTIC.search(prose)) is not None:
+    if short and (m := _strong_pointer(prose)) is not None:
         return f"refers back ({m.group(0)!r})"
     if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:
         return f"refers back ({m.group(0)!r}) without naming what"
     if later and short and not anchored and not is_question(prose):
-        return "a short follow-up that names no file, identifier or value"
+        return VAGUE
     return None
+
+
+def _strong_pointer(prose: str) -> re.Match[str] | None:
+    """The first STRONG_DEICTIC word that points into the conversation: not an "again" whose
+    action the request itself named before ("use /theme to preview, modify, use /theme again")."""
+    for m in rules.STRONG_DEICTIC.finditer(prose):
+        if m.group(0).lower() != "again" or not _repeats_itself(prose[: m.start()]):
+            return m
+    return None
+
+
+def _repeats_itself(before: str) -> bool:
+    """A content word (no English function word) among the last AGAIN_WINDOW words before
+    "again" was already said earlier in the same request."""
+    said = [w.strip(".,;:!?()'\"").lower() for w in before.split()]
+    window, earlier = said[-rules.AGAIN_WINDOW :], set(said[: -rules.AGAIN_WINDOW])
+    return any(w and w not in rules.ENGLISH_MARKERS and w in earlier for w in window)
 
 
 def _pasted(line: str) -> bool:

@@ -6,12 +6,16 @@ hold (``../shared/corpus``: Claude Code, Codex, opencode, pi; the hermes gateway
 name classes of text, not single files. Precision comes first: when a rule is unsure it drops,
 with a reason from :class:`trajforge.records.Reason`. The rules that judge the session's work
 rather than its text (live calls, workspace roots, docs-only changes) are in
-:mod:`.triage_rules_work`.
+:mod:`.triage_rules_work`; the ones that judge questions and answers (qa) in
+:mod:`.triage_rules_qa`.
 """
 
 from __future__ import annotations
 
 import re
+
+# the qa rules (questions, checkable answers) are in triage_rules_qa; facts reads this here
+from trajforge.reconstruct.triage_rules_qa import MAX_REQUIRED_FACTS as MAX_REQUIRED_FACTS
 
 
 def words(text: str) -> frozenset[str]:
@@ -212,11 +216,17 @@ so that the tests pass" is fine, and a session's first request has nothing to po
 ("… and which setting controls it?"); "this repo" and its like name the workspace."""
 
 STRONG_DEICTIC = re.compile(
-    r"(?i)\b(?:again|same|previous|earlier|(?:as|like|than) before|instead(?!\s+of\b)|"
-    r"actually|anymore|still|the other|above|you said|you did|what you|like you|as you)\b"
+    r"(?i)\b(?:again|same(?!(?:\s+\w+){0,2}\s+as\b)|previous|earlier|(?:as|like|than) before|"
+    r"instead(?!\s+of\b)|actually|anymore|still|the other|above|you said|you did|what you|"
+    r"like you|as you)\b"
 )
 """Words that point back into the conversation even beside a file name ("the same for
-utils.py", "calc.py still fails"); not the contrast "X instead of Y" or "before the loop"."""
+utils.py", "calc.py still fails"); not the contrast "X instead of Y" or "before the loop", nor
+the comparison "bullet should be same as inline code" (what it is the same as is named; "same
+as before" still points back). An "again" whose action the request itself named just before
+("use /theme to preview, modify, use /theme again") repeats the request, not the conversation:
+a content word among the AGAIN_WINDOW words before it was said earlier in the request."""
+AGAIN_WINDOW = 2
 
 BACK_REFERENCE = re.compile(
     r"(?i)\b(?:your (?:plan|change|changes|edit|edits|fix|code|approach|suggestion|proposal|"
@@ -248,8 +258,11 @@ CHAT_OPENER = re.compile(
 stay", CORRECTION) steers its last turn and is dropped; after any other ("ok, …", "oh, …") the
 rest of the message is judged on its own."""
 
-CORRECTION = re.compile(r"(?i)^\s*(?:no|nope|nah|well|hm+|wait|actually|omfg|wtf|ugh)\b")
-"""Openers that correct the assistant: what follows steers its last turn."""
+CORRECTION = re.compile(r"(?i)^\s*(?:no|nope|nah|well|wait|actually|omfg|wtf|ugh)\b")
+"""Openers that correct the assistant: what follows steers its last turn. Not "hmm": a person
+musing before a new request ("hmmmm could we have a file watcher for the custom themes?",
+"hmmm, the theme selector needs to push the update to the next tick") is not correcting; what
+follows is judged on its own ("hmm, no, …" still corrects)."""
 
 POLITE_REQUEST = re.compile(
     r"(?i)^\s*(?:(?:can|could|would|will) you|please|pls|can we|could we|let'?s|i want|"
@@ -262,6 +275,13 @@ ANCHOR = re.compile(
     r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z]+[A-Z]\w*\b|https?://\S+"
 )
 """Something a short follow-up can stand on: a file, a path, a code name, a quoted value."""
+
+NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+NAME_PART_CHARS = 2
+"""A workspace file named in words anchors a request too: the words of a file's name
+(``theme-selector.ts``, ``user_message.py``, ``RecordingStore.swift``), when it has two or more
+of at least NAME_PART_CHARS letters, written in a row ("the theme selector needs to push the
+update to the next tick"). A one-word name ("theme", "index") is a common word, never one."""
 
 PASTED_LINE = re.compile(
     r"^\s*(?:$|[➜$#>│|]|\[\w|at\s|\d+\s*[│|]|\w+:\d+|\s*[\^~]+\s*$|npm (?:err|warn)|"
@@ -344,71 +364,3 @@ NPM_PACKAGE = re.compile(r"[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*")
 NOT_PACKAGE = re.compile(r"\.(?:[cm]?[jt]sx?|json|md|mdx|py|rs|go|css|html|ya?ml|toml|txt|sh)$")
 """``@scope/name`` that is no workspace path is an npm scoped package (``@ai-sdk/react``,
 ``@mariozechner/pi-tui``), not an attached file: lower case, one slash, no file suffix."""
-
-# --- qa: questions and checkable answers -------------------------------------------------
-
-QUESTION = re.compile(
-    r"""(?xi)
-    \?\s*$
-  | ^\s*(?:what|which|where|when|who|whom|whose|how|why|list|show\ me|tell\ me|find|count
-          |give\ me|name|explain|describe|summari[sz]e|check\ (?:if|whether|what|which|how))\b
-    """
-)
-"""A request that asks for information: it ends with a question mark, or opens with a
-question word or an information verb."""
-
-NOT_CHECKABLE_REQUEST = re.compile(
-    r"(?i)\b(?:what do you think|your (?:opinion|thoughts|take)|should (?:we|i)|would it be "
-    r"better|which is better|pros and cons|recommend|suggest|propose|plan|design|brainstorm|"
-    r"ideas?|walk me through|how (?:would|should|could) (?:we|i|you)|can we|could we|"
-    r"is it possible|any way|(?:did|have|has|were|are) you|are we|you still|"
-    r"(?:better|best|nicer|clearer|good|shorter) (?:name|title|wording|word|label)s?|"
-    r"alternatives?|naming|what (?:should|could|would) (?:it|this|that|we) (?:be )?called|"
-    r"what would be (?:a|an|the) (?:better|best|good|nicer|cleaner))\b"
-)
-"""Opinion, advice and planning, naming ("what would be a better name for such section? give
-few alternatives"), and questions about the assistant's own doings ("did you update…?"):
-nothing a fixed answer key over the workspace could check."""
-
-FOLLOW_UP = re.compile(
-    r"""(?xi)
-    ^\W*(?:(?:and|so|ok(?:ay)?|hmm+|but)\W+)?
-    (?:(?P<bare>what\s+else|why(?:\s+not)?|how\s+come|really|and\s+then|which\s+one)\W*$
-      |(?:(?:what|how)\s+about|what\s+of|same\s+(?:for|with)|and\s+(?:for|in|with)
-         |also\s+for)\b(?P<rest>[^?]*)\?*\s*$)
-    """
-)
-"""A question whose subject is the previous turn: "what about `path/to/example.ts` ?", "and
-for the tests?", or a bare "why not?". Asked on its own it has no subject; with few words
-after its opener (:data:`FOLLOW_UP_WORDS`) it is not self-contained."""
-FOLLOW_UP_WORDS = 6
-"""A follow-up opener followed by more words than this states its own subject."""
-
-CHAT_ANSWER = re.compile(
-    r"(?i)^\W*(?:that'?s|that is|i agree|agreed|you'?re right|good (?:call|idea|point|catch)|"
-    r"love (?:this|it)|nice|great (?:idea|call|question)|makes sense|thanks|thank you|"
-    r"no problem|of course|absolutely|happy to)\b"
-)
-"""Answers that converse (agree, thank, praise) rather than state facts."""
-
-ACTION_ANSWER = re.compile(
-    r"""(?xi)
-    ^\s*(?:\W*\s*)?(?:done|all\ done|all\ set|finished|completed|fixed|committed|pushed|deployed
-      |installed|updated|added|created|removed|deleted|renamed|moved|changed|implemented
-      |refactored|restarted|started|stopped|ran|running|merged|reverted|applied|wrote|saved
-      |i(?:'ve|\ have)\ (?:done|made|added|updated|created|fixed|committed|pushed|installed
-      |removed|changed|implemented|refactored|restarted|moved|renamed|written|run|applied)
-      |let\ me|i'll|i\ will|now\ (?:let|i)|perfect|great|got\ it|sure)\b
-    """
-)
-"""Answers that report what was done rather than state facts ("Done.", "Committed and
-pushed…", "Let me check…"): not answers to a question."""
-
-BARE_WORD = re.compile(r"[a-z]{1,14}")
-"""A fact spelled as one plain lowercase word (`entries`, `tokens`): a key made only of such
-words could be hit by a guess from the question's subject, so it holds no crux."""
-
-MIN_REQUIRED_FACTS = 1
-"""A qa task needs at least one grounded fact its answer must state."""
-MAX_REQUIRED_FACTS = 3
-"""At most this many facts are required: the ones the question asks for, first stated."""

@@ -218,6 +218,11 @@ under a hidden folder (``~/.config``, ``~/.pi/agent``). The session moving there
 them a workspace root. (The header's own cwd is the workspace whatever it is: replay
 resolves paths against it.)"""
 
+SCRATCH_DIRS = re.compile(r"^/(?:private/)?(?:tmp|var/tmp|var/folders)(?:/|$)")
+"""Temporary folders: a command that writes a scratch file or a log there (``> /tmp/out.txt``,
+a clone to inspect) leaves nothing the person keeps. Anywhere else outside the workspace
+(``~/.config``, ``~/.pi/agent/themes``, ``/Applications``) a written file is live state."""
+
 # --- docs_only: changed files that are not source --------------------------------------
 
 DOC_SUFFIXES = words(

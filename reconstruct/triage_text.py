@@ -13,6 +13,7 @@ import re
 import unicodedata
 
 from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct.triage_rules_qa import QUESTION
 
 APOSTROPHES = "'’"
 
@@ -84,7 +85,7 @@ def english(text: str) -> bool:
 def is_question(text: str) -> bool:
     """The request asks for information (English only: "Kan du endre fargen på knappen til
     blå?" asks for a change, and no rule here reads Norwegian)."""
-    return bool(rules.QUESTION.search(text)) and english(text)
+    return bool(QUESTION.search(text)) and english(text)
 
 
 def _latin(word: str) -> bool:

@@ -87,7 +87,7 @@ def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummar
 
 def test_pi_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
     out, summary = corpus
-    (qa,) = [t for t in tasks(out) if t.family == "qa"]
+    (qa,) = [t for t in tasks(out) if t.family == "qa" and t.source.harness == "pi"]
     assert qa.instruction == "run_benchmark.sh will run both grpo and asyncgrpo?"
     assert qa.answer_key is not None and qa.answer_key.required[0].value == "yes"
     assert all(f.grounded_in.startswith("file:benchmarks/") for f in qa.answer_key.required[1:])

@@ -1,0 +1,122 @@
+"""Classes of calls triage used to misread as live state, or not, each with a real-shaped example.
+
+Split from :mod:`test_triage_misreads`: the workspace root is not "the machine" (a command run
+from it grounds a qa answer; a session that moves to another project folder takes its root
+along), and a check or a publishing step beside changed code is not the deliverable. Each case
+stands next to the precision case it must not break.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from trajforge.reconstruct.families import Found, candidates
+from trajforge.reconstruct.replay import replay
+
+from .events import Script
+
+CALC = "def add(a, b):\n    return a + b\n"
+SUB = "return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+
+
+def run(s: Script, root: str = "/w") -> Found:
+    return candidates(s.events, replay(s.events, root))
+
+
+def reasons(found: Found) -> list[str]:
+    return [d.reason.value for d in found.drops]
+
+
+def families(found: Found) -> list[str]:
+    return [c.family for c in found.candidates]
+
+
+def coding(request: str) -> Script:
+    s = Script().user(request).read("calc.py", CALC).edit("calc.py", "return a + b\n", SUB)
+    return s.shell("python3 -m pytest -q", 0, "1 passed")
+
+
+# --- 5. the workspace is not "the machine" -------------------------------------------------
+
+ROOT = "/Users/badlogic/workspaces/pi-mono"
+GREP = 'cd /Users/badlogic/workspaces/pi-mono && grep -rn "MAX_WORKERS =" pool/ | head -20'
+
+
+def test_a_command_in_the_workspace_root_grounds_a_qa_answer() -> None:
+    s = Script().user("How many workers does the pool start by default, and from which setting?")
+    s.read(f"{ROOT}/pool/pool.py", "from pool.settings import MAX_WORKERS\n")
+    s.shell(GREP, 0, "pool/settings.py:3:MAX_WORKERS = 8\n")
+    found = run(s.say("8 workers by default, from MAX_WORKERS in pool/settings.py."), ROOT)
+    ((task,),) = [found.candidates]
+    assert task.family == "qa" and task.answer_key is not None
+    grounds = {f.grounded_in for f in task.answer_key.required}
+    assert 'output:cd . && grep -rn "MAX_WORKERS =" pool/ | head -20' in grounds
+
+
+def test_the_machines_own_state_still_is() -> None:
+    s = Script().user("Which program is listening on port 5432?")
+    s.shell("lsof -i :5432", 0, "postgres 123 me 5u IPv4 TCP localhost:postgresql (LISTEN)")
+    assert reasons(run(s.say("It's `postgres` (pid 123)."))) == ["live_state"]
+
+
+def test_the_root_follows_the_session_when_it_moves() -> None:
+    admin = "/Users/mike/TIDR Dropbox/Team Folder/Admin"
+    store = "/Users/mike/Code/openwisprmod/Sources/OpenWisprLib/RecordingStore.swift"
+    s = Script().user("let's do maxrecordings = 30 in RecordingStore and turn on togglemode")
+    s.shell("cd ~/Code/openwisprmod && swift build 2>&1 | tail -5", 0, "Build complete!")
+    s.read(store, "let maxRecordings = 10\n").edit(store, "= 10", "= 30")
+    found = run(s.say("Set to 30."), admin)
+    ((drop,),) = [found.drops]
+    assert drop.reason.value == "workspace_incomplete" and "folder the session moved" in drop.detail
+    s.write("/Users/mike/.config/open-wispr/config.json", '{"toggleMode": true}')
+    assert reasons(run(s.say("Done."), admin)) == ["live_state"]  # the machine's settings
+
+
+# --- 6. a live call is not the deliverable -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cd /w && git push origin main",
+        "docker compose logs api --tail 50",
+        "curl -sL https://docs.astral.sh/uv/reference/cli/ | head -100",
+        "gh pr create --fill",
+        "git pull --rebase && npm test",
+        "ssh staging 'tail -n 100 /var/log/app/error.log'",
+        "pkill -f 'vite' ; open http://localhost:5173",
+    ],
+)
+def test_a_check_or_publishing_step_beside_code_is_not_live(command: str) -> None:
+    found = run(coding("Add a sub(a, b) function to calc.py").shell(command, 0, "").say("Done."))
+    assert families(found) == ["extend"], found.drops
+
+
+@pytest.mark.parametrize(
+    ("request_text", "command"),
+    [
+        ("deploy it", "npx vercel deploy --prod"),
+        ("restart the api server", "ssh prod 'sudo systemctl restart api'"),
+        ("check the logs on prod for the 502s", "ssh prod 'journalctl -u api -n 200'"),
+        ("push it", "git push origin main"),
+        ("what's in the staging bucket?", "aws s3 ls s3://acme-staging/"),
+    ],
+)
+def test_a_live_deliverable_stays_dropped(request_text: str, command: str) -> None:
+    found = run(Script().user(request_text).shell(command, 0, "ok").say("Done."))
+    assert found.candidates == [] and reasons(found) == ["live_state"]
+
+
+def test_a_deploy_carried_out_by_a_push_is_live() -> None:
+    s = coding("Fix the rounding in calc.py and deploy it").shell("git push origin main", 0, "")
+    assert reasons(run(s.say("Fixed and pushed; Render is deploying."))) == ["live_state"]
+
+
+def test_glue_whose_only_output_is_a_live_service_is_live() -> None:
+    s = Script().user("Import plans.csv into the prod database")
+    s.read("plans.csv", "name,price\npro,20\n")
+    s.write("scripts/import_plans.py", "import csv, psycopg\n")
+    s.shell("DATABASE_URL=$PROD_DB python scripts/import_plans.py", 0, "inserted 1 row")
+    found = run(s.say("Imported 1 plan."))
+    assert found.candidates == [] and reasons(found) == ["live_state"]
+    assert "glue" in found.drops[0].detail
