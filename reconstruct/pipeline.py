@@ -35,9 +35,15 @@ from trajforge.reconstruct.hub_dumps import Fetched
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.paths import session_root
 from trajforge.reconstruct.repos import RepoSearch, discover
+from trajforge.reconstruct.session_rows import Tally, failed_row, session_row, with_repo
 from trajforge.reconstruct.sessionrepo import replay_session
-from trajforge.reconstruct.summary import FailedCandidate, InputOutcome, ReconstructSummary
-from trajforge.records import DatasetOrigin, ParseWarning, Session, Task, TriageDrop
+from trajforge.reconstruct.summary import (
+    FailedCandidate,
+    InputOutcome,
+    ReconstructSummary,
+    SessionOutcome,
+)
+from trajforge.records import DatasetOrigin, ParseWarning, Reason, Session, Task, TriageDrop
 from trajforge.registry import FORMATS, resolve
 from trajforge.scrub import Scrubber
 from trajforge.taskdir import RECONSTRUCT_SUMMARY, write_atomic
@@ -104,6 +110,8 @@ class BuiltTask(BaseModel):
     """The task record."""
     folders: dict[str, dict[str, str]]
     """Folder (workspace, oracle, probes/N) → relative path → file text."""
+    row: int = -1
+    """Index of its session's row in :attr:`InputResult.session_rows`."""
 
 
 class InputResult(BaseModel):
@@ -133,6 +141,9 @@ class InputResult(BaseModel):
     """Turns folded into threads, per harness."""
     repos: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Sessions per harness by repository outcome (with ``--repos``)."""
+    session_rows: list[SessionOutcome] = Field(default_factory=list)
+    """One row per session read, in session order (the driver adds what became of each
+    candidate as it writes them)."""
 
 
 def reconstruct_input(job: InputJob) -> InputResult:
@@ -198,7 +209,9 @@ def _build_guarded(session: Session, job: InputJob, scrub: Scrubber, result: Inp
     try:
         _build(session, job, scrub, result)
     except Exception as exc:  # one bad session never ends the input
-        result.failed.append(_failure(session, exc))
+        failure = _failure(session, exc)
+        result.failed.append(failure)
+        result.session_rows.append(failed_row(job.named, session, failure.reason))
 
 
 def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult) -> None:
@@ -214,6 +227,7 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     result.dropped.extend(to_records(session, found.drops, scrub))
     result.merged[harness] = result.merged.get(harness, 0) + found.merged
     config = job.spec.provenance()
+    row, built = len(result.session_rows), []
     for cand in found.candidates:
         try:
             task, folders = build_task(cand, session, state, scrub, config, repo)
@@ -223,8 +237,12 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
         except Exception as exc:  # one bad candidate never ends the session
             result.failed.append(_failure(session, exc))
             continue
-        result.tasks.append(BuiltTask(task=task, folders=folders))
+        result.tasks.append(BuiltTask(task=task, folders=folders, row=row))
+        built.append(task)
     result.divergences += len(state.divergences) + len(state.violations)
+    failed = len(found.candidates) - len(built)
+    line = session_row(job.named, session, found, built, failed)
+    result.session_rows.append(with_repo(line, repo, job.spec.base is not None, scrub))
 
 
 def run(
@@ -317,12 +335,17 @@ def _merge(summary: ReconstructSummary, result: InputResult, out: Path, dedup: D
             per[status] = per.get(status, 0) + count
     for drop in result.dropped:
         _drop(summary, drop)
+    tally = Tally(result.session_rows)
     for built in result.tasks:
         kept = dedup.duplicate_of(built.task)
         if kept is not None:
             _drop(summary, duplicate_row(built.task, kept))
-            continue
-        _write(summary, built, out)
+            tally.dropped(built.row, Reason.DUPLICATE)
+        elif _write(summary, built, out):
+            tally.kept(built.row, built.task.family)
+        else:
+            tally.failed(built.row)
+    summary.session_rows.extend(tally.rows())
     room = MAX_WARNINGS_KEPT - len(summary.warnings)
     summary.warnings.extend(result.warnings[: max(room, 0)])
     for kind, count in result.skipped_records.items():
@@ -341,8 +364,9 @@ def _drop(summary: ReconstructSummary, drop: TriageDrop) -> None:
         summary.dropped.append(drop)
 
 
-def _write(summary: ReconstructSummary, built: BuiltTask, out: Path) -> None:
-    """Write one task folder (or count it as present); an unwritable one is a reported row."""
+def _write(summary: ReconstructSummary, built: BuiltTask, out: Path) -> bool:
+    """Write one task folder (or count it as present); an unwritable one is a reported row.
+    False: it could not be written."""
     task = built.task
     try:
         written = write_task(out, task, built.folders)
@@ -356,7 +380,7 @@ def _write(summary: ReconstructSummary, built: BuiltTask, out: Path) -> None:
                 task_id=task.id,
             )
         )
-        return
+        return False
     if written:
         summary.written += 1
     else:
@@ -364,3 +388,4 @@ def _write(summary: ReconstructSummary, built: BuiltTask, out: Path) -> None:
     per = summary.candidates.setdefault(task.source.harness, {})
     per[task.family] = per.get(task.family, 0) + 1
     _funnel(summary, task.source.harness).candidates += 1
+    return True

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge import __version__
 from trajforge.reconstruct.funnel import TriageCounts
-from trajforge.records import TriageDrop
+from trajforge.records import CommitChosenBy, Family, Reason, RepoFoundBy, RepoStatus, TriageDrop
 
 
 class InputOutcome(BaseModel):
@@ -74,6 +74,63 @@ class FailedCandidate(BaseModel):
     """Task id, when it got that far."""
 
 
+class SessionFiles(BaseModel):
+    """How complete a session's candidates' workspaces are: distinct files over its candidates
+    (each task's ``files`` report: a file is missing when any candidate lacks its content)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    needed: int = 0
+    """Files the candidates' starting and completed workspaces hold or touched."""
+    recovered: int = 0
+    """Of ``needed``, files whose full content is known in every candidate."""
+    partial: int = 0
+    """Of ``needed``, files known only in part (truncated or ranged reads)."""
+    missing: int = 0
+    """Of ``needed``, files the session touched whose content could not be recovered
+    (``workspace_incomplete`` in validate unless a shell command re-makes them)."""
+
+
+class SessionOutcome(BaseModel):
+    """What happened to one session: its repository, how complete its files are, and its
+    episodes kept (per family) and dropped (per reason)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file: str
+    """Input the session was read from, as its :class:`InputOutcome` names it (path or Hub URL)."""
+    session: str
+    """Session id."""
+    harness: str
+    """Harness that recorded it."""
+    repo: RepoStatus | None = None
+    """Repository outcome (``--repos`` / ``--repo-map``, or found for ``--base-repo``); None: no
+    repository was looked for."""
+    found_by: RepoFoundBy | None = None
+    """How the checkout was matched to the session (``base_repo``: given with ``--base-repo``)."""
+    commit_by: CommitChosenBy | None = None
+    """How the commit was chosen (found: given, recorded by the harness, or best content match)."""
+    repository: str | None = None
+    """The matched checkout (found, ambiguous): its remote URL, else its local path."""
+    commit: str | None = None
+    """Full commit hash the workspace starts from (found only; None for ``--base-repo``)."""
+    files: SessionFiles = Field(default_factory=SessionFiles)
+    """Files its candidates need against files recovered."""
+    episodes: int = 0
+    """Episodes judged: candidates built plus episodes triage dropped (a repair counts once per
+    fail→pass pair), so ``kept`` + ``dropped`` + ``failed`` add up to it."""
+    merged: int = 0
+    """Acknowledgements, continuations and harness-only turns folded into the thread before."""
+    kept: dict[Family, int] = Field(default_factory=dict)
+    """Candidates written (or already present), per family."""
+    dropped: dict[Reason, int] = Field(default_factory=dict)
+    """Episodes dropped, per reason (triage's and qa duplicates collapsed by the run)."""
+    failed: int = 0
+    """Candidates that could not be built or written (each a ``failed_candidates`` row)."""
+    error: str | None = None
+    """Why the session could not be replayed at all (its candidates are lost)."""
+
+
 class ReconstructSummary(BaseModel):
     """Result of ``trajforge reconstruct`` (also its ``--json`` output)."""
 
@@ -110,6 +167,8 @@ class ReconstructSummary(BaseModel):
     repos: dict[str, dict[str, int]] = Field(default_factory=dict)
     """With ``--repos``: sessions per harness by repository outcome (found / not_found /
     ambiguous); validate rejects their coding tasks as repo_not_found / commit_ambiguous."""
+    session_rows: list[SessionOutcome] = Field(default_factory=list)
+    """One row per session read, in input order: repository, files, episodes kept and dropped."""
 
     @property
     def failed_inputs(self) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -16,9 +18,12 @@ from trajforge.reconstruct.baserepo import load_base
 from trajforge.reconstruct.hub_dumps import Fetched, HubOptions, HubRef, fetch, is_hub, parse_ref
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.repos import RepoSearch, check_dirs, parse_map
+from trajforge.reconstruct.summary import SessionOutcome
 from trajforge.records import FAMILIES
 from trajforge.registry import EXECUTORS, FORMATS
 
+SESSION_LINES = 50
+"""Sessions listed one per line in the table output (``--json`` has every one)."""
 FORMAT_HELP = "auto|" + "|".join(FORMATS)
 EXECUTOR_HELP = "|".join(EXECUTORS) + ": where inputs are processed (ray needs the ray extra)."
 
@@ -114,6 +119,7 @@ def _print_summary(summary: pipeline.ReconstructSummary, output: Path) -> None:
     _print_datasets(summary)
     _print_triage(summary)
     _print_repos(summary)
+    _print_sessions(summary)
     out.print(
         f"tasks written: {summary.written} (already present: {summary.existing})"
         f" → {output / 'tasks'}"
@@ -221,3 +227,60 @@ def _print_datasets(summary: pipeline.ReconstructSummary) -> None:
         out.print(
             f"{row.url} → commit {row.commit}: {row.files} session file(s){source}; {license}"
         )
+
+
+def _print_sessions(summary: pipeline.ReconstructSummary) -> None:
+    """One line per session (the first :data:`SESSION_LINES`): repository, files, episodes."""
+    rows = summary.session_rows
+    if not rows:
+        return
+    out.print(f"sessions ({len(rows)}): repository, files recovered, episodes kept and dropped")
+    for row in rows[:SESSION_LINES]:
+        out.print(f"  {session_line(row)}", markup=False)
+    if len(rows) > SESSION_LINES:
+        out.print(f"  ... and {len(rows) - SESSION_LINES} more, see --json")
+
+
+def session_line(row: SessionOutcome) -> str:
+    """``file#session  harness  repo: …  files R/N recovered  kept K (…)  dropped D (…)``."""
+    name = "/".join(row.file.rstrip("/").split("/")[-2:])  # folder/file: session.jsonl is common
+    if row.session and row.session not in name:  # ids often share a time prefix: the end
+        name = f"{name}#{row.session if len(row.session) <= 10 else '…' + row.session[-8:]}"
+    parts = [name, row.harness, f"repo: {_repo_text(row)}"]
+    if row.error is not None:
+        return "  ".join([*parts, f"failed: {row.error}"])
+    files = row.files
+    recovered = f"files {files.recovered}/{files.needed} recovered" if files.needed else "files -"
+    pairs = ((files.partial, "partial"), (files.missing, "missing"))
+    lacking = [f"{n} {what}" for n, what in pairs if n]
+    parts.append(recovered + (f" ({', '.join(lacking)})" if lacking else ""))
+    parts.append(_counted("kept", row.kept, len(row.kept)))
+    parts.append(_counted("dropped", row.dropped, 3))
+    if row.failed:
+        parts.append(f"failed {row.failed}")
+    return "  ".join(parts)
+
+
+def _repo_text(row: SessionOutcome) -> str:
+    if row.repo is None:
+        return "not looked for"
+    if row.found_by == "base_repo":
+        return "from --base-repo"
+    if row.repo == "found":
+        commit = f" @{row.commit[:7]}" if row.commit else ""
+        return f"found by {row.found_by}{commit}"
+    if row.repo == "ambiguous":
+        where = row.repository.rstrip("/").rsplit("/", 1)[-1] if row.repository else "?"
+        return f"ambiguous commit in {where}"
+    return "not found"
+
+
+def _counted(label: str, counts: Mapping[Any, int], shown: int) -> str:
+    """``dropped 5 (live_state 3, conversation 1, +1 more)``: the total and its largest parts."""
+    total = sum(counts.values())
+    if not total:
+        return f"{label} 0"
+    top = sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))[:shown]
+    parts = [f"{key} {n}" for key, n in top]
+    rest = total - sum(n for _, n in top)
+    return f"{label} {total} ({', '.join(parts + ([f'+{rest} more'] if rest else []))})"
