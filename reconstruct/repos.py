@@ -14,7 +14,9 @@ Every match is a :class:`Candidate`; :mod:`.commits` scores them by content and 
 When none of them holds what the session read (no cwd recorded, a renamed project, a Windows or
 macOS path from another machine), :func:`by_content` looks for the session's files in every
 given checkout's history (``content``): a checkout qualifies when its object store holds at least
-:data:`MIN_CONTENT_FILES` and :data:`~.commits.MIN_MATCH` of the files the session read whole.
+:data:`MIN_CONTENT_FILES` and :data:`MIN_CONTENT_SHARE` of the files the session read whole;
+below :data:`~.commits.MIN_MATCH` of them (a session begun on a dirty tree) it counts only when
+the commit search is confident.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ SCAN_DEPTH = 2
 MIN_CONTENT_FILES = 2
 """Least whole-file reads a checkout's history must hold to be the session's by content alone
 (one file, a LICENSE or an empty README, says little about which project it was)."""
+MIN_CONTENT_SHARE = 0.25
+"""Least share of the session's whole-file reads a checkout's history must hold to be looked at
+by content. Below :data:`~.commits.MIN_MATCH` the checkout is only *weakly* held: a session that
+began on a dirty tree reads files no commit holds (pi-mono's large session: 6 of 17), so the
+commit search decides, and a weak checkout counts only when that search is confident."""
 MAX_CONTENT_FILES = 200
 """Whole-file reads looked up per checkout (bounds the time on sessions that read thousands)."""
 STRENGTH: dict[FoundBy, int] = {
@@ -103,6 +110,8 @@ class Candidate:
     found_by: FoundBy
     held: int = 0
     """With ``content``: how many of the session's whole-file reads the history holds."""
+    weak: bool = False
+    """With ``content``: the history holds fewer than :data:`~.commits.MIN_MATCH` of them."""
 
 
 def parse_map(spec: str) -> tuple[str, str]:
@@ -291,8 +300,10 @@ def by_content(texts: dict[str, str], dirs: tuple[str, ...]) -> list[Candidate]:
             log.debug("content search in %s: %s", checkout.path, exc)
             continue
         hits = [p for p, ids in wanted.items() if ids & have]
-        if len(hits) >= MIN_CONTENT_FILES and len(hits) >= MIN_MATCH * len(wanted):
-            found.append(Candidate(checkout, _folder_of(checkout, hits), "content", len(hits)))
+        if len(hits) >= MIN_CONTENT_FILES and len(hits) >= MIN_CONTENT_SHARE * len(wanted):
+            weak = len(hits) < MIN_MATCH * len(wanted)
+            folder = _folder_of(checkout, hits)
+            found.append(Candidate(checkout, folder, "content", len(hits), weak))
     return sorted(found, key=lambda c: -c.held)
 
 

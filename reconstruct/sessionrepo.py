@@ -94,8 +94,8 @@ def _best(
     """The best of ``best`` and ``found``: confident first, then score, then the stronger rule."""
     for cand in found:
         choice = _choose(cand, evidence, session)
-        if choice is None:
-            continue
+        if choice is None or (cand.weak and not choice.confident):
+            continue  # a checkout weakly held by content is the session's only at a sure commit
         rank = (choice.confident, choice.score or 0.0, -STRENGTH[cand.found_by])
         if best is None or rank > best[0]:
             best = (rank, cand, choice)
