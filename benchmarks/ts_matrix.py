@@ -39,10 +39,10 @@ from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.environments.cache import CACHE_ENV
+from trajforge.verifiers.teacher.mined import prepare
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.context import Context
-from trajforge.verifiers.validate.hidden import prepare
 from trajforge.verifiers.validate.runners import NODE_BASE
 
 ROOT = Path(__file__).resolve().parent.parent

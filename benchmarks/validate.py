@@ -31,10 +31,10 @@ from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
+from trajforge.verifiers.teacher.mined import prepare
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.context import Context
-from trajforge.verifiers.validate.hidden import prepare
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "sessions"

@@ -31,6 +31,7 @@ from trajforge.records import (
     SplitDefinition,
     dump_record,
 )
+from trajforge.records.dataset import UNKNOWN_TEACHER
 from trajforge.splits import dedup, select
 from trajforge.splits.layout import SPLITS, data_path, row, write_parquet
 from trajforge.splits.tasks import LoadedTask, LoadReport, load_tasks
@@ -209,10 +210,10 @@ def _holdout(
 
 
 def _with_teacher(versions: DatasetVersions, kept: Sequence[LoadedTask]) -> DatasetVersions:
-    if versions.teacher != "unknown":
+    if versions.teacher != UNKNOWN_TEACHER:
         return versions
     teachers = sorted({t.task.validation.evidence.teacher for t in kept})
-    return versions.model_copy(update={"teacher": ",".join(teachers) or "unknown"})
+    return versions.model_copy(update={"teacher": ",".join(teachers) or UNKNOWN_TEACHER})
 
 
 def _counts(entries: dict[str, ManifestTask]) -> dict[str, dict[str, dict[str, int]]]:

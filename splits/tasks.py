@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajforge.errors import RecordError, UsageError
-from trajforge.records import Task, canonical_json, sha256_hex
+from trajforge.records import Status, Task, canonical_json, sha256_hex
 from trajforge.taskdir import load_task as read_task
 from trajforge.taskdir import task_dirs, task_file
 
@@ -133,7 +133,7 @@ def _load_one(folder: Path, report: LoadReport) -> None:
     status = str(task.validation.status)
     report.by_status[status] += 1
     report.by_family_status.setdefault(task.family, Counter())[status] += 1
-    if status != "accepted":
+    if status != Status.ACCEPTED:
         return
     try:
         report.accepted.append(load_task(folder))

@@ -38,7 +38,7 @@ def test_every_schema1_task_loads_with_its_verdict(folder: Path) -> None:
     raw = _raw(folder)
     assert raw["schema_version"] == 1
     task = load_task(folder)
-    assert task.schema_version == TASK_SCHEMA == 3
+    assert task.schema_version == TASK_SCHEMA == 4
     assert task.validation.status == raw["validation"]["status"] == "accepted"
     assert task.validation.reasons == tuple(raw["validation"]["reasons"])
     # reason texts of an accepted task become findings that prove it

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import UsageError
-from trajforge.records import Budget, DeploymentUnit, Provenance, dump_record
+from trajforge.records import Budget, DeploymentUnit, Provenance, Status, dump_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
 from trajforge.train import ranks
@@ -95,7 +95,7 @@ def load_tasks(config: TrainConfig, workdir: Path) -> dict[str, Path]:
     tasks: dict[str, Path] = {}
     for folder in folders:
         task = load_task(folder)
-        if task.validation.status != "accepted":
+        if task.validation.status != Status.ACCEPTED:
             continue
         if config.dataset.families and task.family not in config.dataset.families:
             continue

@@ -43,7 +43,7 @@ LANGUAGES: dict[str, str] = {
 TypeScript covers JavaScript too."""
 
 TEACHERS: dict[str, str] = {
-    "mined": "trajforge.verifiers.teacher.teachers:MinedTeacher",
+    "mined": "trajforge.verifiers.teacher.mined:MinedTeacher",
     "openai": "trajforge.verifiers.teacher.loop:OpenAITeacher",
 }
 """``--teacher`` kinds (``mined``, ``openai:MODEL``); each class has ``from_spec(name, config,

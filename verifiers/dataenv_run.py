@@ -51,7 +51,7 @@ class DataValidation(BaseModel):
     """Per-task outcomes, sorted by id."""
 
 
-def task_dirs(out: Path) -> list[Path]:
+def data_task_dirs(out: Path) -> list[Path]:
     """Task folders of ``out`` holding a ``task.json`` (sorted)."""
     tasks = out / "tasks"
     if not tasks.is_dir():
@@ -69,7 +69,7 @@ def validate_tasks(
     """Validate every data task under ``out`` (``trajforge dataenv validate``): the validate
     stage restricted to the data family, so the judge, the cache and the writer are its."""
     start = time.perf_counter()
-    task_dirs(out)  # a clear error when OUT has no tasks/
+    data_task_dirs(out)  # a clear error when OUT has no tasks/
     ctx = build_context(ContextSpec(backend, ValidateConfig(seed=seed), out_dir=str(out)))
     rows = run(out, ctx, on_done=(lambda _row: on_task()) if on_task else None, only=DATA_ONLY)
     outcomes = [TaskOutcome(id=r.id, status=r.status, reasons=r.reasons) for r in rows]

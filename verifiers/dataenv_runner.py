@@ -8,7 +8,7 @@ script: ``{"task", "script", "stdout", "error", "seconds"}``. ``SECONDS`` caps e
 
 from __future__ import annotations
 
-RUNNER = r"""
+DATA_RUNNER = r"""
 import contextlib, io, json, os, runpy, signal, sys, time, traceback
 
 

@@ -24,24 +24,29 @@ import logging
 import os
 import shutil
 import tempfile
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from trajforge.protocols import Limits, Sandbox, SandboxSession
 from trajforge.records import (
+    Control,
     ControlCell,
+    ControlId,
     Evidence,
     Expect,
     Finding,
+    Outcome,
     Reason,
     Status,
     Task,
     Validation,
+    control_map,
     finding,
 )
 from trajforge.verifiers.answer import check_answer, perturbed_answers
-from trajforge.verifiers.dataenv_runner import RUNNER
+from trajforge.verifiers.dataenv_runner import DATA_RUNNER
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.qa import answer_cell
 
@@ -86,7 +91,7 @@ def _run_staged(session: SandboxSession, batch: list[tuple[Path, Task]], root: P
     root.mkdir(parents=True)
     for folder, task in batch:
         _stage(folder, task, root / task.id)
-    (root / "_runner.py").write_text(RUNNER)
+    (root / "_runner.py").write_text(DATA_RUNNER)
     session.reset(root)
     run = session.run(
         ["python3", "_runner.py", str(PER_QUERY_S)],
@@ -139,25 +144,27 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], seed: int) -> Validation:
             evidence=evidence,
         )
     check = check_answer(answer, str(oracle.get("stdout", "")))
-    controls = {"oracle": answer_cell(check, "pass"), "empty": _cell(answer, "", "fail")}
+    cells = [
+        answer_cell(check, Outcome.PASS, ControlId(Control.ORACLE)),
+        _cell(answer, "", Outcome.FAIL, ControlId(Control.EMPTY)),
+    ]
     for n, other in enumerate(paraphrases(answer)):
-        controls[f"paraphrase:{n}"] = _cell(answer, other, "pass")
+        cells.append(_cell(answer, other, Outcome.PASS, ControlId(Control.PARAPHRASE, str(n))))
     for n, wrong in enumerate(perturbed_answers(answer, seed)):
-        controls[f"perturbed:{n}"] = _cell(answer, wrong, "fail")
-    controls |= _perturbed_queries(answer, ran)
-    accepted = tuple(n for n, c in controls.items() if n.startswith("paraphrase") and c.ok)
+        cells.append(_cell(answer, wrong, Outcome.FAIL, ControlId(Control.PERTURBED, str(n))))
+    controls = control_map([*cells, *_perturbed_queries(answer, ran)])
+    kinds = Counter(c.control for c in controls.values())
+    accepted = tuple(n for n, c in controls.items() if c.control == Control.PARAPHRASE and c.ok)
     evidence = evidence.model_copy(update={"paraphrases_accepted": accepted})
     rejected = _misjudged(controls)
-    if not any(n.startswith("query:") for n in controls):
+    if not kinds[Control.QUERY]:
         text = "no perturbed-query control (oracle/perturbed_*.py)"
         rejected.append(finding(Reason.NO_VERIFIER, text))
     if rejected:
         return Validation(
             status=Status.REJECTED, findings=tuple(rejected), controls=controls, evidence=evidence
         )
-    said = sum(1 for n in controls if n.startswith("paraphrase:"))
-    near = sum(1 for n in controls if n.startswith("perturbed:"))
-    queries = sum(1 for n in controls if n.startswith("query:"))
+    said, near, queries = kinds[Control.PARAPHRASE], kinds[Control.PERTURBED], kinds[Control.QUERY]
     texts = (
         f"oracle query reproduces the answer: {check.reason}",
         f"{said} paraphrases of the answer accepted",
@@ -169,29 +176,30 @@ def judge(task: Task, ran: dict[str, dict[str, Any]], seed: int) -> Validation:
     return Validation(status=Status.ACCEPTED, findings=proven, controls=controls, evidence=evidence)
 
 
-def _cell(answer: str, given: str, expect: Expect) -> ControlCell:
-    return answer_cell(check_answer(answer, given), expect)
+def _cell(answer: str, given: str, expect: Expect, control: ControlId) -> ControlCell:
+    return answer_cell(check_answer(answer, given), expect, control)
 
 
 def _misjudged(controls: dict[str, ControlCell]) -> list[Finding]:
     """Why each control the checker got wrong is wrong, in the data family's words."""
-    return [_misjudged_one(n, c) for n, c in controls.items() if not c.ok]
+    return [_misjudged_one(c) for c in controls.values() if not c.ok]
 
 
-def _misjudged_one(name: str, cell: ControlCell) -> Finding:
-    if name == "oracle":
+def _misjudged_one(cell: ControlCell) -> Finding:
+    if cell.control == Control.ORACLE:
         text = f"oracle output does not reproduce the answer: {cell.reason}"
         return finding(Reason.ORACLE_FAILS, text)
-    if name == "empty":
+    if cell.control == Control.EMPTY:
         text = "the checker accepts an empty answer"
-    elif name.startswith("paraphrase:"):
+    elif cell.control == Control.PARAPHRASE:
         text = f"the checker rejects the paraphrase {cell.given!r}"
-    elif name.startswith("perturbed:"):
+    elif cell.control == Control.PERTURBED:
         text = f"the checker accepts the near miss {cell.given!r}"
-    elif cell.result == "unknown":
-        return finding(Reason.VERDICT_UNKNOWN, f"perturbed query {name[6:]} failed: {cell.reason}")
+    elif cell.result == Outcome.UNKNOWN:
+        text = f"perturbed query {cell.variant} failed: {cell.reason}"
+        return finding(Reason.VERDICT_UNKNOWN, text)
     else:
-        text = f"perturbed query {name[6:]} gives an accepted answer: {cell.reason}"
+        text = f"perturbed query {cell.variant} gives an accepted answer: {cell.reason}"
     return finding(Reason.ANSWER_MISJUDGED, text)
 
 
@@ -204,18 +212,23 @@ def paraphrases(answer: str) -> list[str]:
     return [f"The answer is {value}.", f"Answer: {value}", f"**{value}**"]
 
 
-def _perturbed_queries(answer: str, ran: dict[str, dict[str, Any]]) -> dict[str, ControlCell]:
+def _perturbed_queries(answer: str, ran: dict[str, dict[str, Any]]) -> list[ControlCell]:
     """The cells of the perturbed queries: each one's output must be rejected."""
-    cells = {}
+    cells = []
     for name in sorted(n for n in ran if n.startswith("perturbed_")):
         row = ran[name]
         if row.get("error"):
-            cells[f"query:{name}"] = ControlCell(
-                expect="fail", result="unknown", reason=str(row["error"])
+            unknown = ControlCell(
+                control=Control.QUERY,
+                variant=name,
+                expect=Outcome.FAIL,
+                result=Outcome.UNKNOWN,
+                reason=str(row["error"]),
             )
+            cells.append(unknown)
             continue
         check = check_answer(answer, str(row.get("stdout", "")))
-        cells[f"query:{name}"] = answer_cell(check, "fail")
+        cells.append(answer_cell(check, Outcome.FAIL, ControlId(Control.QUERY, name)))
     return cells
 
 

@@ -16,7 +16,7 @@ from tests.sandbox.conftest import load_backend
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits
 from trajforge.reconstruct import pipeline
-from trajforge.records import AnswerKey
+from trajforge.records import AnswerKey, Control
 from trajforge.splits import harbor
 from trajforge.splits.atif import export as export_atif
 from trajforge.splits.tasks import LoadedTask, PackedFile, load_tasks
@@ -110,7 +110,8 @@ def _wrong(task: Path) -> dict[str, str]:
     key = task / "tests" / "expected_key.json"
     if key.exists():  # a reconstructed qa task: its facts with a number or a name wrong
         wrong = wrong_answers(AnswerKey.model_validate_json(key.read_text()), "")
-        return {"answer.txt": next(v for k, v in wrong.items() if k.startswith(("number", "name")))}
+        near = (Control.NUMBER, Control.NAME)
+        return {"answer.txt": next(v for k, v in wrong.items() if k.control in near)}
     expected = task / "tests" / "expected_answer.txt"
     if expected.exists():
         return {"answer.txt": perturbed_answers(expected.read_text().strip(), 0)[0] + "\n"}

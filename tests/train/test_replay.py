@@ -66,7 +66,7 @@ def test_pi_replay_reaches_reward_1(tasks: dict[str, Path], tmp_path: Path) -> N
     assert doc["harness_sandbox"] is None  # on the host, as asked
     assert doc["harness_version"] == version
     assert doc["guard_calls"] == 2 and doc["blocks"] == []
-    assert all(t["outcome"] == "passed" for t in doc["tests"])
+    assert all(t["outcome"] == "pass" for t in doc["tests"])
     assert "return low" in (keep / "workspace" / "calc.py").read_text()
     # pi's own session log, parsed back by reconstruct: the loop closes
     assert doc["session_tool_calls"] == 2

@@ -90,5 +90,5 @@ def validated(reconstructed: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     out = pick(reconstructed, tmp_path_factory.mktemp("validated"), ids)
     rows = run.run(out, local_context(), jobs=2)
     assert len(rows) == len(ids)
-    report.write_reports(out, {"backend": "local", "image": "host", "config": {}})
+    report.write_reports(out, "local", "host")
     return out

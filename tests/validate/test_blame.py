@@ -43,7 +43,7 @@ def test_blame_tells_environment_from_oracle(tail: str) -> None:
 
 
 def _failed(detail: str) -> RunOutcome:
-    test = Case(name="npm run check", outcome="failed", message="exit 1")
+    test = Case(name="npm run check", outcome="fail", message="exit 1")
     return RunOutcome(status="fail", exit_code=1, tests=(test,), detail=detail)
 
 

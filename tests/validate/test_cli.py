@@ -57,9 +57,7 @@ def test_verify_files_oracle_full_reward_workspace_less(repair_out: Path) -> Non
         cli("verify", str(task_dir), "--files", str(task_dir / "workspace"), "--json").stdout
     )
     assert bad["reward"] < 1 and not bad["passed"]
-    assert [t["name"] for t in bad["tests"] if t["outcome"] == "failed"] == [
-        "test_calc::test_below"
-    ]
+    assert [t["name"] for t in bad["tests"] if t["outcome"] == "fail"] == ["test_calc::test_below"]
 
 
 def test_verify_answer_right_and_wrong(repair_out: Path) -> None:

@@ -27,7 +27,7 @@ from trajforge.verifiers.environments.session import EnvSandbox
 from trajforge.verifiers.sandbox.local import LocalSandbox
 from trajforge.verifiers.validate import runners
 from trajforge.verifiers.validate.junit import RunOutcome, judge
-from trajforge.verifiers.validate.matrix import Runner
+from trajforge.verifiers.validate.matrix import ControlRunner
 
 PINNED = {
     "vitest": "3.2.7",
@@ -307,13 +307,13 @@ def _names(run: RunOutcome) -> dict[str, str]:
 def test_runner_reports_each_test_in_the_sandbox(
     name: str, sandbox: EnvSandbox, tmp_path: Path
 ) -> None:
-    """Through validation's Runner in one real sandbox session: the failing test and the two
+    """Through validation's ControlRunner in one real sandbox session: the failing test and the two
     passing ones by name, a project whose tests all pass, a test file that does not parse."""
     files, test_file, prefix = PROJECTS[name]
     name = name.removesuffix("-cjs")
     first = _write(tmp_path / "first", files)
     with sandbox.session(first, Limits(timeout_s=120)) as box:
-        runner = Runner(box, "npm test", tmp_path / "scratch", files)
+        runner = ControlRunner(box, "npm test", tmp_path / "scratch", files)
         assert runner.runner is not None and runner.runner.name == name
         failing = runner.run(_uncapped(files), 120)
         passing = runner.run(files, 120)
@@ -321,9 +321,9 @@ def test_runner_reports_each_test_in_the_sandbox(
         stopped = runner.run(_uncapped(files), 120, stop_early=True)
     names = [prefix + title for title in TITLES]
     assert failing.status == "fail", failing.detail
-    assert _names(failing) == dict(zip(names, ["passed", "passed", "failed"], strict=True))
+    assert _names(failing) == dict(zip(names, ["pass", "pass", "fail"], strict=True))
     assert failing.failing() == [names[2]]
-    assert passing.status == "pass" and _names(passing) == dict.fromkeys(names, "passed")
+    assert passing.status == "pass" and _names(passing) == dict.fromkeys(names, "pass")
     assert broken.status == "error" and broken.detail.startswith(f"{name}: exit ")
     assert len(broken.detail.splitlines()) > 1  # the output's last lines
     assert stopped.status == "fail" and names[2] in stopped.failing(), stopped.detail
@@ -339,12 +339,12 @@ def test_npm_test_passes_its_arguments_to_the_script(npm_env: Path, tmp_path: Pa
     filtered = _host_run(project, "npm test -- sum.test", files)
     assert set(_names(filtered)) == {f"sum.test.ts::{title}" for title in TITLES}
     assert filtered.status == "fail" and filtered.failing() == [f"sum.test.ts::{TITLES[2]}"]
-    assert _names(_host_run(project, "npm test", files))["other.test.ts::other > runs"] == "passed"
+    assert _names(_host_run(project, "npm test", files))["other.test.ts::other > runs"] == "pass"
     files, _, _ = PROJECTS["node-test"]
     project = _write(tmp_path / "node", _uncapped(files))
     (project / "node_modules").symlink_to(npm_env / "node" / "node_modules")
     run = _host_run(project, "node --import tsx --test sum.test.ts", {})
-    assert _names(run) == dict(zip(TITLES, ["passed", "passed", "failed"], strict=True))
+    assert _names(run) == dict(zip(TITLES, ["pass", "pass", "fail"], strict=True))
 
 
 def _host_run(project: Path, command: str, files: dict[str, str]) -> RunOutcome:

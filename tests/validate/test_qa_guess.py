@@ -16,7 +16,7 @@ import pytest
 from tests.validate.conftest import local_context, tasks_of
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.facts import frequent_names, names_stated
-from trajforge.records import AnswerKey, Fact
+from trajforge.records import AnswerKey, Control, ControlId, Fact
 from trajforge.verifiers.answer_facts import MAX_NAMES, check_key
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.qa import check_task_answer
@@ -54,7 +54,7 @@ def test_a_key_whose_evidence_is_the_most_mentioned_name_is_passed_by_a_guess(
     workspace: Path,
 ) -> None:
     key = _key(("polarity", "yes"), ("identifier", "vLLM"))
-    tried = guesses(key, workspace)
+    tried = {k.key: v for k, v in guesses(key, workspace).items()}
     assert set(tried) == {"guess:yes", "guess:no"}
     assert "vLLM_secret_name" not in tried["guess:yes"]  # binary files are not skimmed
     assert check_key(key, tried["guess:yes"]).passed  # the weakness the control exposes
@@ -64,10 +64,10 @@ def test_a_key_whose_evidence_is_the_most_mentioned_name_is_passed_by_a_guess(
 def test_a_key_with_specific_evidence_fails_the_guess(workspace: Path) -> None:
     key = _key(("polarity", "yes"), ("identifier", "merge_shards"))
     # three names in all: a guess lists every one, so in this workspace the key is guessable
-    assert check_key(key, guesses(key, workspace)["guess:yes"]).passed
+    assert check_key(key, guesses(key, workspace)[ControlId(Control.GUESS, "yes")]).passed
     for n in range(MAX_NAMES):  # as many names as a guess may list, each mentioned more often
         (workspace / f"mod_{n}.md").write_text(f"`helper_{n}` " * 5)
-    tried = guesses(key, workspace)
+    tried = {k.key: v for k, v in guesses(key, workspace).items()}
     assert "merge_shards" not in tried["guess:yes"] and "helper_0" in tried["guess:yes"]
     assert len(names_stated(tried["guess:yes"])) == MAX_NAMES  # the most the checker allows
     assert not any(check_key(key, answer).passed for answer in tried.values())

@@ -8,9 +8,9 @@ import pytest
 
 from trajforge.errors import UsageError
 from trajforge.records import Reason, finding
+from trajforge.verifiers.teacher.mined import weakening
 from trajforge.verifiers.validate.batch import parse_pytest
 from trajforge.verifiers.validate.config import load_config
-from trajforge.verifiers.validate.hidden import weakening
 from trajforge.verifiers.validate.junit import RunOutcome, parse_junit, runs_pytest
 from trajforge.verifiers.validate.junit import TestResult as Case
 from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell, wilson
@@ -32,8 +32,8 @@ def test_parse_junit_reads_outcomes_and_messages() -> None:
     tests = parse_junit(XML)
     assert tests is not None
     assert [(t.name, t.outcome) for t in tests] == [
-        ("test_calc::test_inside", "passed"),
-        ("test_calc::test_below", "failed"),
+        ("test_calc::test_inside", "pass"),
+        ("test_calc::test_below", "fail"),
         ("test_calc::test_skip", "skipped"),
     ]
     assert tests[1].message == "assert 10 == 0"

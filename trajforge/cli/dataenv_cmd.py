@@ -26,6 +26,7 @@ from trajforge.cli.common import (
 )
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.protocols import Executor
+from trajforge.records import Status
 from trajforge.registry import EXECUTORS
 
 EXECUTOR_HELP = "|".join(EXECUTORS) + ": where drafts' queries run (ray needs the ray extra)."
@@ -157,9 +158,9 @@ def validate_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
 ) -> None:
     """Re-execute every stored query in the sandbox and check answers and controls."""
-    from trajforge.verifiers.dataenv_run import task_dirs, validate_tasks
+    from trajforge.verifiers.dataenv_run import data_task_dirs, validate_tasks
 
-    total = len(task_dirs(output))
+    total = len(data_task_dirs(output))
     advance, finish = _ticker(total, "dataenv validate", as_json)
     summary = validate_tasks(output, backend=backend, on_task=advance)
     finish()
@@ -169,7 +170,7 @@ def validate_command(
         counts = ", ".join(f"{k} {v}" for k, v in sorted(summary.counts.items())) or "no tasks"
         out.print(f"validated {len(summary.tasks)} data tasks in {summary.seconds} s: {counts}")
         for task in summary.tasks:
-            if task.status != "accepted":
+            if task.status != Status.ACCEPTED:
                 out.print(f"[red]{task.status}[/red] {task.id}: {'; '.join(task.reasons)}")
     if not summary.tasks:
         err.print(f"[red]error:[/red] {output}: no data tasks to validate")

@@ -23,6 +23,7 @@ from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv.generate import build as build_data
+from trajforge.records import Status
 from trajforge.registry import create
 from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.validate import report, run
@@ -76,7 +77,9 @@ def demo(
         _print(summary, validation, output)
         _print_later(later)
         out.print(f"demo done in {stages.timing()}")
-    failed = summary.exit_code() != 0 or bool(problem) or any(r.status == "error" for r in rows)
+    failed = (
+        summary.exit_code() != 0 or bool(problem) or any(r.status == Status.ERROR for r in rows)
+    )
     raise typer.Exit(EXIT_PARTIAL if failed else 0)
 
 
@@ -93,12 +96,8 @@ def _validate(
 
     rows = run.run(output, ctx, jobs, on_done=advance)
     list(bar)  # close the progress bar
-    meta = {
-        "backend": ctx.backend,
-        "image": ctx.image,
-        "config": DEMO_CONFIG.model_dump(mode="json"),
-    }
-    return report.write_reports(output, meta), rows
+    doc = report.write_reports(output, ctx.backend, ctx.image, DEMO_CONFIG)
+    return doc.model_dump(mode="json"), rows
 
 
 def _later_stages(output: Path, sandbox: Sandbox, stages: Stages, quiet: bool) -> dict[str, object]:
@@ -164,7 +163,7 @@ def _replay_repairs(output: Path, sandbox: Sandbox) -> dict[str, object]:
     setup = setup_for("pi", sandbox)
     for task_dir in sorted(p.parent for p in (output / "tasks").glob("repair-*/task.json")):
         task = load_task(task_dir)
-        if task.validation.status == "accepted" and task.source.harness == "pi":
+        if task.validation.status == Status.ACCEPTED and task.source.harness == "pi":
             rewards[task.id] = replay_task(setup, task_dir).reward
     return {"harness": "pi", "version": version, "rewards": rewards}
 

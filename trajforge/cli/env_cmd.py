@@ -20,11 +20,11 @@ from rich.table import Table
 
 from trajforge.cli.common import err, out, print_json, progress
 from trajforge.errors import RecordError, TrajforgeError, UsageError
-from trajforge.records import ANSWER_FAMILIES, Environment
+from trajforge.records import ANSWER_FAMILIES, Environment, Reason
 from trajforge.taskdir import is_task_dir, load_task
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments import task_files
-from trajforge.verifiers.environments.build import ensure
+from trajforge.verifiers.environments.build import EnvironmentProblem, ensure
 
 env_app = typer.Typer(
     name="env",
@@ -106,7 +106,10 @@ def _build_one(
         )
     except TrajforgeError as exc:
         detail = str(exc)
-        status = "unavailable" if detail.startswith("environment_unavailable") else "failed"
+        unavailable = (
+            isinstance(exc, EnvironmentProblem) and exc.reason == Reason.ENVIRONMENT_UNAVAILABLE
+        )
+        status = "unavailable" if unavailable else "failed"
     seconds = round(time.monotonic() - started, 2)
     return BuildRow(
         hash=env.hash,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,12 +12,14 @@ from trajforge.cli.common import EXIT_PARTIAL, err, out, print_json
 from trajforge.errors import UsageError
 from trajforge.executors import ExecutorConfig, make_executor
 from trajforge.protocols import Executor, Sandbox
+from trajforge.records import Outcome, Status
 from trajforge.registry import EXECUTORS, SANDBOXES, create
 from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.teacher.teachers import MINED, check_name
 from trajforge.verifiers.validate import report, run
 from trajforge.verifiers.validate.config import ValidateConfig, load_config
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
+from trajforge.verifiers.validate.report_doc import RunCounts, ValidateReport
 from trajforge.verifiers.validate.verify import verify_answer, verify_files
 
 EXECUTOR_HELP = "|".join(EXECUTORS) + ": where tasks are validated (ray needs the ray extra)."
@@ -95,35 +96,33 @@ def validate(
         finally:
             if executor is not None:
                 executor.close()
-    meta = {"backend": backend, "image": ctx.image, "config": cfg.model_dump(mode="json")}
-    doc = report.write_reports(out_dir, meta)
-    doc["run"] = {
-        "validated": sum(1 for r in rows if not r.cached),
-        "cached": sum(1 for r in rows if r.cached),
-    }
+    doc = report.write_reports(out_dir, backend, ctx.image, cfg)
+    ran = RunCounts(
+        validated=sum(1 for r in rows if not r.cached), cached=sum(1 for r in rows if r.cached)
+    )
+    doc = doc.model_copy(update={"run": ran})
     if as_json:
-        print_json(doc)
+        print_json(doc.model_dump(mode="json"))
     else:
-        _print(doc, out_dir)
-    raise typer.Exit(EXIT_PARTIAL if any(r.status == "error" for r in rows) else 0)
+        _print(doc, ran, out_dir)
+    raise typer.Exit(EXIT_PARTIAL if any(r.status == Status.ERROR for r in rows) else 0)
 
 
-def _print(doc: dict[str, Any], out_dir: Path) -> None:
+def _print(doc: ValidateReport, ran: RunCounts, out_dir: Path) -> None:
     table = Table(title="validation: yield per family")
     for column in ("family", *report.STAGES):
         table.add_column(column.replace("_", " "))
-    for family, counts in doc["funnel"].items():
+    for family, counts in doc.funnel.items():
         table.add_row(family, *(str(counts[s]) for s in report.STAGES))
     out.print(table)
-    totals, ran = doc["totals"], doc["run"]
+    said = ", ".join(f"{doc.count(s)} {s}" for s in Status if s != Status.PENDING)
     out.print(
-        f"{totals['tasks']} tasks: {totals['accepted']} accepted, {totals['rejected']} "
-        f"rejected, {totals['error']} error, {totals['timeout']} timeout "
-        f"({ran['validated']} validated now, {ran['cached']} unchanged and cached)"
+        f"{doc.totals['tasks']} tasks: {said} "
+        f"({ran.validated} validated now, {ran.cached} unchanged and cached)"
     )
-    for row in doc["tasks"]:
-        if row["status"] in ("error", "timeout"):
-            out.print(f"[red]{row['status']}[/red] {row['id']}: {'; '.join(row['reasons'])}")
+    for row in doc.tasks:
+        if row.status in (Status.ERROR, Status.TIMEOUT):
+            out.print(f"[red]{row.status}[/red] {row.id}: {'; '.join(row.reasons)}")
     out.print(f"report: {out_dir / 'report.html'} and {out_dir / 'report.json'}")
 
 
@@ -140,7 +139,7 @@ def verify(
     if (files is None) == (answer is None):
         raise UsageError("give exactly one of --files DIR or --answer TEXT")
     task = load_task(task_dir)
-    if task.validation.status != "accepted":
+    if task.validation.status != Status.ACCEPTED:
         err.print(
             f"[yellow]warning:[/yellow] task {task.id} is {task.validation.status}, "
             "not accepted: its verifier is not proven"
@@ -159,8 +158,8 @@ def verify(
     if result.set_aside:
         out.print(f"  set aside, the task's own ran instead: {', '.join(result.set_aside)}")
     for test in result.tests:
-        mark = "[green]✓[/green]" if test.outcome == "passed" else "[red]✗[/red]"
-        message = test.message if test.outcome != "passed" else ""
+        mark = "[green]✓[/green]" if test.outcome == Outcome.PASS else "[red]✗[/red]"
+        message = test.message if test.outcome != Outcome.PASS else ""
         out.print(f"  {mark} {test.name} {message}")
 
 

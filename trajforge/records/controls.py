@@ -3,10 +3,11 @@ sets rewards are scored on, and the tests derived from the oracle."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from trajforge.records.base import FROZEN
 
@@ -24,7 +25,17 @@ class TestSets(BaseModel):
     """Tests that pass on the starting workspace and on the oracle: none may break."""
 
 
-MutantVerdict = Literal["killed", "survived", "equivalent", "unknown"]
+class MutantVerdict(StrEnum):
+    """What the hidden tests did with one injected fault."""
+
+    KILLED = "killed"
+    """A kept hidden test failed on it (counted)."""
+    SURVIVED = "survived"
+    """No kept test failed and it was not shown equivalent (counted against the kill rate)."""
+    EQUIVALENT = "equivalent"
+    """Behaves as the oracle on every exercised input (not counted)."""
+    UNKNOWN = "unknown"
+    """Its run timed out or errored: neither killed nor survived (not counted)."""
 
 
 class MutantNote(BaseModel):
@@ -131,12 +142,96 @@ class Status(StrEnum):
 VERDICTS = frozenset({Status.ACCEPTED, Status.REJECTED})
 """Statuses that are verdicts on the task itself: cached, and counted as validated."""
 
-TestOutcome = Literal["passed", "failed", "error", "skipped"]
-RunStatus = Literal["pass", "fail", "error", "timeout"]
-"""pass: exit 0; fail: some test failed; error: non-zero exit without a failing test
-(collection/usage error, no tests, no report, command not found); timeout: a limit killed it."""
-Expect = Literal["pass", "fail"]
-CellResult = Literal["pass", "fail", "unknown"]
+
+class Outcome(StrEnum):
+    """How one run, one test or one control came out: the one vocabulary of check runs, test
+    rows and control cells (each field narrows it to the values it can take)."""
+
+    PASS = "pass"
+    """Exit 0 / the test passed / the verifier accepted the control."""
+    FAIL = "fail"
+    """Some test failed / the test failed / the verifier rejected the control."""
+    ERROR = "error"
+    """Non-zero exit without a failing test (collection or usage error, no tests, no report,
+    command not found) / the test errored."""
+    TIMEOUT = "timeout"
+    """A limit killed the run."""
+    SKIPPED = "skipped"
+    """The test was skipped."""
+    UNKNOWN = "unknown"
+    """The verifier's verdict on the control could not be told (a timeout, a failed query)."""
+
+
+_PAST = {"passed": Outcome.PASS, "failed": Outcome.FAIL}
+"""A test's outcome as schema 3 and reporters spell it (``passed`` / ``failed``)."""
+
+TestOutcome = Literal[Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.SKIPPED]
+"""One test's outcome."""
+RunStatus = Literal[Outcome.PASS, Outcome.FAIL, Outcome.ERROR, Outcome.TIMEOUT]
+"""One run's outcome: pass (exit 0), fail (some test failed), error (non-zero exit without a
+failing test), timeout (a limit killed it)."""
+Expect = Literal[Outcome.PASS, Outcome.FAIL]
+"""What the verifier must do with a control."""
+CellResult = Literal[Outcome.PASS, Outcome.FAIL, Outcome.UNKNOWN]
+"""What the verifier did with a control."""
+
+
+def spelled_outcome(value: object) -> object:
+    """A stored test outcome in today's spelling (``passed`` → ``pass``); other values as given."""
+    return _PAST.get(value, value) if isinstance(value, str) else value
+
+
+class Control(StrEnum):
+    """What a control is: the one set of control kinds of every family. A cell's key in
+    ``Validation.controls`` is the kind, with its variant after a colon when it has one
+    (``probe:2``, ``paraphrase:words``, ``query:perturbed_1.py``)."""
+
+    ORACLE = "oracle"
+    """The reference solution (code) or answer (qa, data): must pass."""
+    EMPTY = "empty"
+    """Nothing: an empty workspace (code) or an empty answer: must fail."""
+    START = "start"
+    """The starting workspace, unchanged (build, extend): must fail."""
+    PREFIX = "prefix"
+    """The workspace where the episode started (repair): must fail."""
+    STUB = "stub"
+    """The oracle with its changed code's bodies emptied: must fail."""
+    PROBE = "probe"
+    """One of the session's own earlier, wrong attempts (variant: its number): must fail."""
+    PARAPHRASE = "paraphrase"
+    """The answer said another way (variant: how): must pass."""
+    PERTURBED = "perturbed"
+    """A near-miss answer (variant: its number): must fail."""
+    QUERY = "query"
+    """A perturbed query's output (data; variant: the script): must fail."""
+    QUESTION = "question"
+    """The question given back as its answer (qa): must fail."""
+    NUMBER = "number"
+    """The answer with a number changed (qa; variant: fact and change): must fail."""
+    HEDGED = "hedged"
+    """The answer hedging between the right number and a wrong one (qa): must fail."""
+    POLARITY = "polarity"
+    """The answer with its yes / no flipped (qa): must fail."""
+    NAME = "name"
+    """The answer naming another identifier (qa): must fail."""
+    GUESS = "guess"
+    """A guess built from the workspace's names alone (qa): must fail."""
+
+    def key(self, variant: object = None) -> str:
+        """This kind's key in ``Validation.controls``, with ``variant`` when given."""
+        return self.value if variant is None or variant == "" else f"{self.value}:{variant}"
+
+
+class ControlId(NamedTuple):
+    """A control as the matrix names it before its cell exists: its kind and variant."""
+
+    control: Control
+    variant: str = ""
+
+    @property
+    def key(self) -> str:
+        """Its key in ``Validation.controls``."""
+        return self.control.key(self.variant)
 
 
 class TestRow(BaseModel):
@@ -149,7 +244,13 @@ class TestRow(BaseModel):
     name: str
     """Test identity (``classname::name``, or the command for a check without a report)."""
     outcome: TestOutcome
-    """passed / failed / error / skipped."""
+    """pass / fail / error / skipped."""
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _past(cls, value: object) -> object:
+        return spelled_outcome(value)
+
     message: str = ""
     """First line of the failure or error message, capped (verify results only)."""
 
@@ -178,6 +279,10 @@ class ControlCell(BaseModel):
 
     model_config = FROZEN
 
+    control: Control
+    """What the control is."""
+    variant: str = ""
+    """Which one of its kind (a probe's number, a paraphrase's way), when there are several."""
     expect: Expect
     """pass (the oracle, a paraphrase of the answer) or fail (empty, stub, wrong answers...)."""
     result: CellResult
@@ -194,9 +299,19 @@ class ControlCell(BaseModel):
     """The answer checker's reason, or why the verdict is unknown."""
 
     @property
+    def key(self) -> str:
+        """Its key in ``Validation.controls``."""
+        return self.control.key(self.variant)
+
+    @property
     def ok(self) -> bool:
         """The verifier did what it had to."""
         return self.result == self.expect
+
+
+def control_map(cells: Iterable[ControlCell]) -> dict[str, ControlCell]:
+    """Cells by their key, in order (a later cell of the same key replaces an earlier one)."""
+    return {cell.key: cell for cell in cells}
 
 
 class MutantRow(BaseModel):

@@ -10,6 +10,9 @@ from trajforge import __version__
 from trajforge.records.base import FROZEN, Record
 from trajforge.records.task import Provenance
 
+UNKNOWN_TEACHER = "unknown"
+"""``DatasetVersions.teacher`` before the tasks' own teachers are read."""
+
 
 class ManifestTask(BaseModel):
     """One task of a dataset revision, as listed in its manifest."""
@@ -71,7 +74,7 @@ class DatasetVersions(BaseModel):
 
     trajforge: str = __version__
     """Toolkit version."""
-    teacher: str = "unknown"
+    teacher: str = UNKNOWN_TEACHER
     """Teacher(s) that wrote the hidden tests, from the tasks' validation evidence."""
     sandbox_image: str = "unknown"
     """Sandbox image tag and recipe hash."""

@@ -46,3 +46,21 @@ def legacy_findings(reasons: Any, status: object) -> list[dict[str, str]]:
         return []
     texts = [str(r) for r in reasons]
     return [{"reason": legacy_reason(t, status).value, "detail": t} for t in texts]
+
+
+def legacy_controls(data: object) -> object:
+    """A validation mapping whose control cells (schema 3 and before) do not name their kind:
+    each kind and variant is told from its key (``probe:2`` → probe, ``2``), once, here."""
+    if not isinstance(data, dict) or not isinstance(data.get("controls"), dict):
+        return data
+    cells = {k: legacy_cell(k, c) for k, c in data["controls"].items()}
+    return {**data, "controls": cells}
+
+
+def legacy_cell(key: object, cell: object) -> object:
+    """One control cell mapping with its kind and variant told from its key when it lacks
+    them; other values as given."""
+    if not isinstance(cell, dict) or "control" in cell or not isinstance(key, str):
+        return cell
+    kind, _, variant = key.partition(":")
+    return {**cell, "control": kind, "variant": variant}

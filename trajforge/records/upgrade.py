@@ -18,13 +18,16 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from trajforge.records.controls import ControlCell, MutantRow
-from trajforge.records.legacy import legacy_findings, legacy_reason
+from trajforge.records.legacy import legacy_cell, legacy_findings, legacy_reason
 from trajforge.records.validation import Evidence
 
 log = logging.getLogger(__name__)
 __all__ = ["TASK_SCHEMA", "legacy_findings", "legacy_reason", "upgrade_task"]
-TASK_SCHEMA = 3
-"""Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons."""
+TASK_SCHEMA = 4
+"""Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons; 4
+control cells that name their kind (:class:`Control`) and tests' outcomes spelled as runs'
+(``pass`` / ``fail``). Older cells and outcomes are read as they were written (:mod:`.legacy`,
+the records' field validators)."""
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 
@@ -54,7 +57,8 @@ def _validation(raw: dict[str, Any]) -> dict[str, Any]:
             cells |= {f"query:{q}": _answer(name, c) for q, c in cell.items()}
         elif isinstance(cell, dict):
             cells[name] = _code(cell) if "runs" in cell or "tests" in cell else _answer(name, cell)
-    out["controls"] = {n: c for n, c in cells.items() if _fits(ControlCell, c, n)}
+    typed = {n: legacy_cell(n, c) for n, c in cells.items()}
+    out["controls"] = {n: c for n, c in typed.items() if _fits(ControlCell, c, n)}
     out["evidence"] = _evidence(_mapping(raw.get("evidence")))
     return out
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from trajforge.records.base import FROZEN, Reason
 from trajforge.records.controls import (
+    Control,
     ControlCell,
     DerivedTests,
     MutantRow,
@@ -17,8 +18,9 @@ from trajforge.records.controls import (
     Status,
     TestOutcome,
     TestSets,
+    spelled_outcome,
 )
-from trajforge.records.legacy import legacy_findings
+from trajforge.records.legacy import legacy_controls, legacy_findings
 
 
 class Finding(BaseModel):
@@ -262,8 +264,10 @@ class Validation(BaseModel):
     findings: tuple[Finding, ...] = ()
     """Why it was accepted or rejected, precisely: each a closed reason and its detail."""
     controls: dict[str, ControlCell] = Field(default_factory=dict)
-    """Every control by name: oracle, empty, start, prefix, stub, probe:N (code);
-    oracle, empty, paraphrase:*, perturbed:*, probe:N, query:NAME (answers)."""
+    """Every control by its key (``Control.key``: the kind, and its variant after a colon):
+    oracle, empty, start, prefix, stub, probe:N (code); oracle, empty, paraphrase:*,
+    perturbed:*, probe:N, query:NAME and the qa key's wrong answers (answers). Code reads a
+    cell's ``control``, never its key's text."""
     mutants: tuple[MutantRow, ...] = ()
     """Code families: every injected fault run (the summary is ``evidence.mutants``)."""
     evidence: Evidence = Field(default_factory=Evidence)
@@ -272,7 +276,18 @@ class Validation(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _legacy(cls, data: object) -> object:
-        return _findings_from_reasons(data)
+        return legacy_controls(_findings_from_reasons(data))
+
+    @model_validator(mode="after")
+    def _keys(self) -> Validation:
+        wrong = [k for k, c in self.controls.items() if k != c.key]
+        if wrong:
+            raise ValueError(f"controls keyed unlike their cells: {wrong}")
+        return self
+
+    def cells(self, *kinds: Control) -> list[ControlCell]:
+        """The cells of these kinds, in order."""
+        return [c for c in self.controls.values() if c.control in kinds]
 
     @property
     def accepted(self) -> bool:
@@ -316,11 +331,16 @@ class VerifyTest(BaseModel):
     name: str
     """Test name (``answer`` for qa and data)."""
     outcome: TestOutcome
-    """passed / failed / error / skipped."""
+    """pass / fail / error / skipped."""
     message: str = ""
     """Why it failed (the answer checker's reason)."""
     counted: bool = True
     """False for tests dropped as flaky during validation."""
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _past(cls, value: object) -> object:
+        return spelled_outcome(value)
 
 
 class VerifyResult(BaseModel):

@@ -23,8 +23,11 @@ from pathlib import Path
 
 from trajforge.protocols import Language, Prove
 from trajforge.records import (
+    Control,
     Finding,
     InstructionBrief,
+    MutantVerdict,
+    Outcome,
     Reason,
     Status,
     Task,
@@ -162,14 +165,14 @@ def survivors(validation: Validation) -> list[str]:
     """Every surviving control, in words the teacher can act on."""
     lines = []
     for name, cell in validation.controls.items():
-        if name == "oracle" or cell.result != "pass":
+        if cell.control == Control.ORACLE or cell.result != Outcome.PASS:
             continue
         tests = cell.runs[0].tests if cell.runs else ()
-        passed = [t.name for t in tests if t.outcome == "passed"]
-        where = "the stub" if name == "stub" else f"the {name} control"
+        passed = [t.name for t in tests if t.outcome == Outcome.PASS]
+        where = "the stub" if cell.control == Control.STUB else f"the {name} control"
         lines.append(f"these tests pass on {where}: {', '.join(passed) or 'the whole check'}")
     for item in validation.mutants:
-        if item.result == "survived":
+        if item.result == MutantVerdict.SURVIVED:
             lines.append(f"mutant {item.id} survives: {item.description}")
     return lines
 
@@ -179,7 +182,7 @@ def feedback(validation: Validation) -> str:
     lines = ["Your tests were rejected by the control matrix:"]
     lines += [f"- {reason}" for reason in validation.reasons]
     lines += [f"- {line}" for line in survivors(validation)]
-    oracle = validation.controls.get("oracle")
+    oracle = validation.controls.get(Control.ORACLE)
     failing = oracle.runs[0].failing if oracle is not None and oracle.runs else ()
     if failing:
         lines.append(f"- these tests fail on the reference solution: {', '.join(failing)}")

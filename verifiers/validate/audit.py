@@ -11,38 +11,47 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
-import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from trajforge.records import ANSWER_FAMILIES, Status, Task
+from trajforge.reconstruct.funnel import TriageCounts
+from trajforge.records import ANSWER_FAMILIES, Reason, Status, Task, TriageDrop
 from trajforge.taskdir import RECONSTRUCT_SUMMARY
+from trajforge.verifiers.validate.report_doc import (
+    AcceptedRow,
+    RejectedGroup,
+    RejectedTask,
+    TriageExample,
+    TriageSection,
+)
 
-PREVIEW = 600
+SHOWN_CHARS = 600
 EXAMPLES = 5
 """Dropped episodes shown per harness and reason (all are counted)."""
 
 
-def accepted_rows(tasks: list[Task]) -> list[dict[str, Any]]:
+def accepted_rows(tasks: list[Task]) -> list[AcceptedRow]:
     """One row per accepted task, for a person to read."""
     rows = []
     for task in tasks:
-        if task.validation.status != "accepted":
+        if task.validation.status != Status.ACCEPTED:
             continue
         key = task.answer_key
         facts = [f"{f.kind} {f.value} ({f.grounded_in})" for f in key.required] if key else []
+        answer = (task.answer or "")[:SHOWN_CHARS] if task.family in ANSWER_FAMILIES else ""
+        source = task.source
         rows.append(
-            {
-                "id": task.id,
-                "family": task.family,
-                "instruction": task.instruction[:PREVIEW],
-                "answer": (task.answer or "")[:PREVIEW] if task.family in ANSWER_FAMILIES else "",
-                "key": facts,
-                "verifier": _verifier(task),
-                "source": f"{task.source.harness}: {task.source.path} events "
-                f"{task.source.events[0]}–{task.source.events[1]}",
-                "why": list(task.validation.reasons),
-            }
+            AcceptedRow(
+                id=task.id,
+                family=task.family,
+                instruction=task.instruction[:SHOWN_CHARS],
+                answer=answer,
+                key=facts,
+                verifier=_verifier(task),
+                source=f"{source.harness}: {source.path} events "
+                f"{source.events[0]}–{source.events[1]}",
+                why=list(task.validation.reasons),
+            )
         )
     return rows
 
@@ -56,47 +65,52 @@ def _verifier(task: Task) -> str:
     return "answer checker (key)" if task.answer_key else "answer checker (value)"
 
 
-def rejected_groups(tasks: list[Task]) -> list[dict[str, Any]]:
+def rejected_groups(tasks: list[Task]) -> list[RejectedGroup]:
     """Rejected (and errored) tasks grouped by their first finding's closed reason, largest
     first."""
-    groups: dict[str, list[dict[str, str]]] = defaultdict(list)
+    groups: dict[Reason | Status, list[RejectedTask]] = defaultdict(list)
     for task in tasks:
         v = task.validation
         if v.status in (Status.ACCEPTED, Status.PENDING):
             continue
         first = v.findings[0] if v.findings else None
-        group = str(first.reason) if first is not None else str(v.status)
+        group = first.reason if first is not None else v.status
         detail = first.detail if first is not None else str(v.status)
-        groups[group].append({"id": task.id, "family": task.family, "reason": detail[:300]})
+        groups[group].append(RejectedTask(id=task.id, family=task.family, reason=detail[:300]))
     return [
-        {"reason": name, "count": len(items), "tasks": items}
-        for name, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        RejectedGroup(reason=name, count=len(items), tasks=items)
+        for name, items in sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
     ]
 
 
-def triage_section(out: Path) -> dict[str, Any] | None:
+class _Summary(BaseModel):
+    """The parts of ``OUT/reconstruct.json`` the audit reads (the rest is ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    triage: dict[str, TriageCounts] = Field(default_factory=dict)
+    dropped: list[TriageDrop] = Field(default_factory=list)
+    candidates: dict[str, dict[str, int]] = Field(default_factory=dict)
+
+
+def triage_section(out: Path) -> TriageSection | None:
     """The funnel of the reconstruct run that wrote ``out`` (None when it left no summary)."""
     path = out / RECONSTRUCT_SUMMARY
     try:
-        summary = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
+        summary = _Summary.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError):
         return None
-    triage = summary.get("triage") or {}
-    reasons = sorted({r for counts in triage.values() for r in counts.get("dropped", {})})
-    examples: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for drop in summary.get("dropped", []):
-        shown = examples[drop["harness"]][drop["reason"]]
+    triage = summary.triage
+    reasons = sorted({r for counts in triage.values() for r in counts.dropped})
+    examples: dict[str, dict[str, list[TriageExample]]] = defaultdict(lambda: defaultdict(list))
+    for drop in summary.dropped:
+        shown = examples[drop.harness][str(drop.reason)]
         if len(shown) < EXAMPLES:
-            shown.append(
-                {
-                    "where": f"{Path(drop['file']).name}:{drop['line']}",
-                    "text": drop["text"],
-                    "detail": drop["detail"],
-                }
-            )
-    return {
-        "reasons": reasons,
-        "harnesses": {h: triage[h] for h in sorted(triage)},
-        "examples": {h: dict(e) for h, e in sorted(examples.items())},
-        "candidates": summary.get("candidates", {}),
-    }
+            where = f"{Path(drop.file).name}:{drop.line}"
+            shown.append(TriageExample(where=where, text=drop.text, detail=drop.detail))
+    return TriageSection(
+        reasons=reasons,
+        harnesses={h: triage[h] for h in sorted(triage)},
+        examples={h: dict(e) for h, e in sorted(examples.items())},
+        candidates=summary.candidates,
+    )

@@ -22,7 +22,7 @@ from trajforge.verifiers.validate.junit import RunOutcome, judge
 
 log = logging.getLogger(__name__)
 
-RUNNER = Path(__file__).with_name("_mutant_runner.py")
+MUTANT_RUNNER = Path(__file__).with_name("_mutant_runner.py")
 PLAN_DIR = ".trajforge-batch"
 RESULTS = "/tmp/trajforge-batch.json"
 _PYTEST_HEADS = {("python3", "-m", "pytest"), ("python", "-m", "pytest")}
@@ -85,7 +85,7 @@ def run_batched(
     """Outcome per mutant id, or None when the runner itself failed (caller falls back)."""
     extra = {
         f"{PLAN_DIR}/plan.json": _plan(cmd, mutants, timeout),
-        f"{PLAN_DIR}/runner.py": RUNNER.read_text(),
+        f"{PLAN_DIR}/runner.py": MUTANT_RUNNER.read_text(),
     }
     reset(layered(oracle, extra))
     total = timeout * len(mutants) + 30

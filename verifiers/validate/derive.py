@@ -39,7 +39,7 @@ from trajforge.verifiers.validate.junit import RunOutcome
 from trajforge.verifiers.validate.observe import CallInput, Observation, Observed, observe, record
 
 if TYPE_CHECKING:
-    from trajforge.verifiers.validate.matrix import Runner, TaskFiles
+    from trajforge.verifiers.validate.matrix import ControlRunner, TaskFiles
 
 FAMILIES = CODE_FAMILIES
 """Families whose hidden tests may gain derived tests (qa and data tasks have no code)."""
@@ -167,7 +167,7 @@ def _classify(
 
 
 def strengthen(
-    runner: Runner,
+    runner: ControlRunner,
     files: TaskFiles,
     oracle: dict[str, str],
     survivors: Sequence[Mutant],
@@ -219,7 +219,7 @@ def strengthen(
 
 @dataclass(frozen=True)
 class _Job:
-    runner: Runner
+    runner: ControlRunner
     files: TaskFiles
     oracle: dict[str, str]
     cfg: ValidateConfig

@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trajforge.oracles.mutate import Mutant
+from trajforge.records import Outcome
 from trajforge.verifiers.validate._derived_prelude import plain, same
 from trajforge.verifiers.validate.files import layered
 from trajforge.verifiers.validate.junit import RunOutcome
 from trajforge.verifiers.validate.observe import CallInput, Observation
 
 if TYPE_CHECKING:
-    from trajforge.verifiers.validate.matrix import Runner
+    from trajforge.verifiers.validate.matrix import ControlRunner
 
 PRELUDE = Path(__file__).with_name("_derived_prelude.py")
 FILE_NAME = "test_trajforge_derived.py"
@@ -109,11 +110,11 @@ def render(candidates: Sequence[Candidate]) -> str:
 
 
 def _derived_failures(run: RunOutcome) -> set[str]:
-    return {_func(t.name) for t in run.tests if PREFIX in t.name and t.outcome != "passed"}
+    return {_func(t.name) for t in run.tests if PREFIX in t.name and t.outcome != Outcome.PASS}
 
 
 def _derived_passes(run: RunOutcome) -> set[str]:
-    return {_func(t.name) for t in run.tests if PREFIX in t.name and t.outcome == "passed"}
+    return {_func(t.name) for t in run.tests if PREFIX in t.name and t.outcome == Outcome.PASS}
 
 
 def _not_passed(run: RunOutcome, names: set[str]) -> set[str]:
@@ -139,7 +140,11 @@ class FileSets:
 
 
 def check_tests(
-    runner: Runner, sets: FileSets, candidates: list[Candidate], path: str, runs: tuple[int, float]
+    runner: ControlRunner,
+    sets: FileSets,
+    candidates: list[Candidate],
+    path: str,
+    runs: tuple[int, float],
 ) -> Checked:
     """Run the candidates for real and keep those that meet the bar (see the module doc)."""
     k, timeout = runs

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from trajforge.oracles.mutate import Mutant
 from trajforge.records import (
+    Control,
     ControlCell,
+    ControlId,
     Evidence,
     MutantNote,
     MutantRow,
+    MutantVerdict,
+    Outcome,
     Reason,
     Status,
     Validation,
+    control_map,
     finding,
 )
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -34,8 +39,9 @@ UNEXAMINED = "not looked at closely (not a Python file)"
 def _oracle_cell(result: MatrixResult, dropped: list[str], ok: bool) -> ControlCell:
     passed = sum(1 for r in result.oracle_runs if not r.rejects(dropped))
     return ControlCell(
-        expect="pass",
-        result="pass" if ok else "fail",
+        control=Control.ORACLE,
+        expect=Outcome.PASS,
+        result=Outcome.PASS if ok else Outcome.FAIL,
         passed=passed,
         runs=tuple(r.stored(dropped) for r in result.oracle_runs),
     )
@@ -56,7 +62,7 @@ def _mutant_row(
         wall_s=run.wall_s if run is not None else 0.0,
         killed_by=tuple(run.failing(dropped)) if run is not None else (),
     )
-    if verdict is None or cell != "survived":
+    if verdict is None or cell != MutantVerdict.SURVIVED:
         return row
     update: dict[str, object] = {"result": verdict.verdict, "evidence": verdict.evidence}
     if verdict.killed_by:
@@ -75,7 +81,7 @@ def _notes(rows: list[MutantRow]) -> list[MutantNote]:
             id=r.id, description=r.description, verdict=r.result, evidence=r.evidence or UNEXAMINED
         )
         for r in rows
-        if r.result in ("survived", "equivalent")
+        if r.result in (MutantVerdict.SURVIVED, MutantVerdict.EQUIVALENT)
     ]
 
 
@@ -83,9 +89,9 @@ def _start_run(result: MatrixResult) -> RunOutcome | None:
     """The starting state's run with the final hidden tests (the control of that state)."""
     if result.start is not None:
         return result.start
-    for name in ("prefix", "start", "empty"):
-        if name in result.controls:
-            return result.controls[name]
+    for control in (Control.PREFIX, Control.START, Control.EMPTY):
+        if ControlId(control) in result.controls:
+            return result.controls[ControlId(control)]
     return None
 
 
@@ -111,15 +117,23 @@ def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig)
     oracle = _oracle_cell(result, dropped, ok)
     evidence = _base_evidence(result, dropped)
     if not ok:
-        timed_out = all(r.status == "timeout" for r in result.oracle_runs)
+        timed_out = all(r.status == Outcome.TIMEOUT for r in result.oracle_runs)
         status = Status.TIMEOUT if timed_out else Status.REJECTED
         return Validation(
-            status=status, findings=tuple(found), controls={"oracle": oracle}, evidence=evidence
+            status=status, findings=tuple(found), controls=control_map([oracle]), evidence=evidence
         )
-    controls = {"oracle": oracle}
+    cells = [oracle]
     for name, run in result.controls.items():
-        cell = control_cell(run, dropped)
-        controls[name] = ControlCell(expect="fail", result=cell, runs=(run.stored(dropped),))
+        cells.append(
+            ControlCell(
+                control=name.control,
+                variant=name.variant,
+                expect=Outcome.FAIL,
+                result=control_cell(run, dropped),
+                runs=(run.stored(dropped),),
+            )
+        )
+    controls = control_map(cells)
     failures = judge_controls(result.controls, dropped)
     rows = _mutant_rows(result, dropped)
     notes = _notes(rows)
@@ -131,7 +145,7 @@ def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig)
         if result.strengthened.oracle_runs:
             final_runs = result.strengthened.oracle_runs
             derived = tuple(r.stored(dropped) for r in final_runs)
-            controls["oracle"] = oracle.model_copy(update={"derived_runs": derived})
+            controls[Control.ORACLE] = oracle.model_copy(update={"derived_runs": derived})
     bad, kill_notes = judge_mutants(summary, cfg)
     survivors = [f"survivor {n.id}: {n.description} ({n.evidence})" for n in summary.survivors]
     update.update(

@@ -26,6 +26,7 @@ from trajforge.records import (
     ANSWER_FAMILIES,
     InstructionBrief,
     InstructionEvidence,
+    Status,
     Task,
     TeacherUsage,
     Validation,
@@ -177,7 +178,7 @@ def _with_info(task: Task, info: InstructionEvidence) -> Validation:
 def finalise(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     """The task with its agent-facing instruction for its (final) validation; never raises
     for unreadable task files (the request is kept and the reason recorded)."""
-    if task.validation.status != "accepted" or task.family in ANSWER_FAMILIES:
+    if task.validation.status != Status.ACCEPTED or task.family in ANSWER_FAMILIES:
         return _restored(task)
     try:
         return _rewrite(task_dir, task, teacher)

@@ -14,10 +14,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from trajforge.protocols import RunResult
-from trajforge.records import CheckRun, RunStatus, TestOutcome, TestRow
+from trajforge.records import CheckRun, Outcome, RunStatus, TestOutcome, TestRow
+from trajforge.records.controls import spelled_outcome
 from trajforge.verifiers.environments.session import WORKSPACE
 
 if TYPE_CHECKING:
@@ -28,6 +29,14 @@ _PYTEST = re.compile(r"(^|[\s/;&|(])(py\.test|pytest)(\s|$)|-m\s+pytest\b")
 _MESSAGE_CHARS = 300
 _TAIL_LINES = 20
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_BAD = (Outcome.FAIL, Outcome.ERROR)
+"""Test outcomes that make a run fail."""
+_JUNIT_TAGS: dict[str, TestOutcome] = {
+    "failure": Outcome.FAIL,
+    "error": Outcome.ERROR,
+    "skipped": Outcome.SKIPPED,
+}
+"""A JUnit ``testcase``'s child element → the test's outcome (none: it passed)."""
 
 
 class TestResult(BaseModel):
@@ -38,9 +47,14 @@ class TestResult(BaseModel):
     name: str
     """Test identity: ``classname::name`` from the XML, or the command for non-pytest checks."""
     outcome: TestOutcome
-    """passed / failed / error / skipped."""
+    """pass / fail / error / skipped."""
     message: str = ""
     """First line of the failure or error message, capped."""
+
+    @field_validator("outcome", mode="before")
+    @classmethod
+    def _past(cls, value: object) -> object:
+        return spelled_outcome(value)
 
 
 class RunOutcome(BaseModel):
@@ -61,9 +75,7 @@ class RunOutcome(BaseModel):
 
     def failing(self, ignore: Collection[str] = ()) -> list[str]:
         """Names of failed or errored tests, minus ``ignore`` (dropped flaky tests)."""
-        return [
-            t.name for t in self.tests if t.outcome in ("failed", "error") and t.name not in ignore
-        ]
+        return [t.name for t in self.tests if t.outcome in _BAD and t.name not in ignore]
 
     def stored(self, ignore: Collection[str] = ()) -> CheckRun:
         """The run as the validation stores it (``failing``: kept tests that failed)."""
@@ -78,9 +90,9 @@ class RunOutcome(BaseModel):
 
     def rejects(self, ignore: Collection[str] = ()) -> bool:
         """The verifier gives this run less than full reward (ignoring dropped tests)."""
-        if self.status == "pass":
+        if self.status == Outcome.PASS:
             return False
-        if self.status == "fail":
+        if self.status == Outcome.FAIL:
             return bool(self.failing(ignore))
         return True
 
@@ -104,10 +116,10 @@ def first_line(text: str) -> str:
 def case_outcome(case: ET.Element) -> tuple[TestOutcome, str]:
     """(outcome, message) of one JUnit ``testcase``."""
     for child in case:
-        if child.tag in ("failure", "error", "skipped"):
-            outcome: TestOutcome = "failed" if child.tag == "failure" else child.tag  # type: ignore[assignment]
+        outcome = _JUNIT_TAGS.get(child.tag)
+        if outcome is not None:
             return outcome, first_line(child.get("message") or child.text or "") or child.tag
-    return "passed", ""
+    return Outcome.PASS, ""
 
 
 def parse_junit(xml_text: str) -> tuple[TestResult, ...] | None:
@@ -148,22 +160,22 @@ def judge(
     runs pytest is read as pytest, any other by its exit code."""
     if result.timed_out or result.killed is not None:
         return _outcome(
-            "timeout", result, detail=f"killed by the {result.killed or 'timeout'} limit"
+            Outcome.TIMEOUT, result, detail=f"killed by the {result.killed or 'timeout'} limit"
         )
     if runner is not None and runner.name != "pytest":
         return _judge_report(result, runner, report)
     if runner is None and not runs_pytest(command):
-        outcome: TestOutcome = "passed" if result.exit_code == 0 else "failed"
+        outcome: TestOutcome = Outcome.PASS if result.exit_code == 0 else Outcome.FAIL
         test = TestResult(name=command, outcome=outcome, message=f"exit {result.exit_code}")
         if result.exit_code == 0:
-            return _outcome("pass", result, (test,))
-        return _outcome("fail", result, (test,), _why(result))  # what it printed
+            return _outcome(Outcome.PASS, result, (test,))
+        return _outcome(Outcome.FAIL, result, (test,), _why(result))  # what it printed
     tests = parse_junit(report or "")
     if tests is None:
         if result.exit_code == 0:
-            return _outcome("pass", result)
+            return _outcome(Outcome.PASS, result)
         return _outcome(
-            "error", result, detail=f"exit {result.exit_code}: pytest wrote no JUnit report"
+            Outcome.ERROR, result, detail=f"exit {result.exit_code}: pytest wrote no JUnit report"
         )
     return _judge_pytest(result, tests)
 
@@ -172,13 +184,13 @@ def _judge_report(result: RunResult, runner: TestRunner, report: str | None) -> 
     """A JavaScript runner's run: pass on exit 0, fail when its report has a failed test."""
     tests = runner.parse(report or "")
     if result.exit_code == 0:
-        return _outcome("pass", result, tests or ())
-    if tests and any(t.outcome == "failed" for t in tests):
-        return _outcome("fail", result, tests)
+        return _outcome(Outcome.PASS, result, tests or ())
+    if tests and any(t.outcome == Outcome.FAIL for t in tests):
+        return _outcome(Outcome.FAIL, result, tests)
     why = "wrote no report" if tests is None else "reported no failed test"
     detail = f"{runner.name}: exit {result.exit_code}, {why}"
     tail = _why(result)
-    return _outcome("error", result, tests or (), f"{detail}\n{tail}" if tail else detail)
+    return _outcome(Outcome.ERROR, result, tests or (), f"{detail}\n{tail}" if tail else detail)
 
 
 def _why(result: RunResult) -> str:
@@ -210,11 +222,11 @@ _PYTEST_EXITS = {
 def _judge_pytest(result: RunResult, tests: tuple[TestResult, ...]) -> RunOutcome:
     code = result.exit_code
     if code == 0:
-        return _outcome("pass", result, tests)
-    if code == 1 and any(t.outcome in ("failed", "error") for t in tests):
-        return _outcome("fail", result, tests)
+        return _outcome(Outcome.PASS, result, tests)
+    if code == 1 and any(t.outcome in _BAD for t in tests):
+        return _outcome(Outcome.FAIL, result, tests)
     detail = _PYTEST_EXITS.get(code or 0, f"exit {code}")
-    return _outcome("error", result, tests, f"pytest: {detail}")
+    return _outcome(Outcome.ERROR, result, tests, f"pytest: {detail}")
 
 
 # --- the JavaScript runners' reports -------------------------------------------------------
@@ -287,14 +299,16 @@ def parse_junit_tree(
     for suites, case in _cases(top, ()):
         name, broken = identity(suites, case, root)
         outcome, message = case_outcome(case)
-        if broken and outcome == "failed":
-            outcome = "error"
+        if broken and outcome == Outcome.FAIL:
+            outcome = Outcome.ERROR
         results.append(TestResult(name=name, outcome=outcome, message=message))
     return tuple(results)
 
 
-_JEST_OUTCOMES: dict[str, TestOutcome] = {"passed": "passed", "failed": "failed"}
+_JEST_OUTCOMES: dict[str, TestOutcome] = {"passed": Outcome.PASS, "failed": Outcome.FAIL}
 """Jest's statuses besides these (pending, todo, skipped, disabled) did not run."""
+_JEST_FAILED = "failed"
+"""Jest's word for a file or test that failed (its report's vocabulary, not ours)."""
 
 
 class _JestTest(BaseModel):
@@ -331,10 +345,13 @@ def parse_jest(text: str, root: str = WORKSPACE) -> tuple[TestResult, ...] | Non
     for file in report.testResults:
         path = _relative(file.name, root)
         for test in file.assertionResults:
-            outcome = _JEST_OUTCOMES.get(test.status, "skipped")
+            outcome = _JEST_OUTCOMES.get(test.status, Outcome.SKIPPED)
             message = first_line(test.failureMessages[0]) if test.failureMessages else ""
             name = f"{path}::" + " > ".join([*test.ancestorTitles, test.title])
             results.append(TestResult(name=name, outcome=outcome, message=message))
-        if file.status == "failed" and all(t.status != "failed" for t in file.assertionResults):
-            results.append(TestResult(name=path, outcome="error", message=first_line(file.message)))
+        if file.status == _JEST_FAILED and all(
+            t.status != _JEST_FAILED for t in file.assertionResults
+        ):
+            error = TestResult(name=path, outcome=Outcome.ERROR, message=first_line(file.message))
+            results.append(error)
     return tuple(results)

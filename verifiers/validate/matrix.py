@@ -20,7 +20,7 @@ from trajforge.oracles.mutate import Mutant, mutants
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits, Sandbox, SandboxSession
 from trajforge.reconstruct.families import is_test_file
-from trajforge.records import ShellReplay, Task
+from trajforge.records import Control, ControlId, MutantVerdict, Outcome, ShellReplay, Task
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened, strengthen
@@ -55,7 +55,7 @@ class MatrixResult:
     """Raw results of every control run for one task."""
 
     oracle_runs: list[RunOutcome] = field(default_factory=list)
-    controls: dict[str, RunOutcome] = field(default_factory=dict)
+    controls: dict[ControlId, RunOutcome] = field(default_factory=dict)
     mutants: list[tuple[Mutant, RunOutcome | None]] = field(default_factory=list)
     shell: list[ShellReplay] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -68,7 +68,7 @@ class MatrixResult:
     """The starting state with the final hidden tests, when derived tests were added."""
 
 
-class Runner:
+class ControlRunner:
     """One live sandbox session running the task's check on successive file sets."""
 
     def __init__(
@@ -105,7 +105,7 @@ class Runner:
 
 
 def replay_shell(
-    runner: Runner, files: TaskFiles, timeout: float
+    runner: ControlRunner, files: TaskFiles, timeout: float
 ) -> tuple[dict[str, str], list[ShellReplay]]:
     """The oracle with shell-made changes reproduced: the episode's file-changing commands are
     re-run on the starting workspace (the state they ran on), then every file whose final
@@ -125,24 +125,24 @@ def replay_shell(
     return {**read_tree(out), **files.oracle}, done
 
 
-def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[str, dict[str, str]]:
-    """The controls the verifier must reject, by name."""
+def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[ControlId, dict[str, str]]:
+    """The controls the verifier must reject."""
     hidden = files.hidden
-    controls = {"empty": dict(hidden)}
+    controls = {ControlId(Control.EMPTY): dict(hidden)}
     if files.task.family == "repair":
-        controls["prefix"] = layered(files.workspace, hidden)
+        controls[ControlId(Control.PREFIX)] = layered(files.workspace, hidden)
     elif files.workspace:
-        controls["start"] = layered(files.workspace, hidden)
+        controls[ControlId(Control.START)] = layered(files.workspace, hidden)
     stubbed = stub_files(oracle, skip=files.is_test)
     if stubbed != oracle:
-        controls["stub"] = layered(oracle, stubbed, hidden)
+        controls[ControlId(Control.STUB)] = layered(oracle, stubbed, hidden)
     for n, probe in enumerate(files.probes):
-        controls[f"probe:{n}"] = layered(probe, hidden)
+        controls[ControlId(Control.PROBE, str(n))] = layered(probe, hidden)
     return controls
 
 
 def _oracle_runs(
-    runner: Runner,
+    runner: ControlRunner,
     full: dict[str, str],
     files: TaskFiles,
     cfg: ValidateConfig,
@@ -152,13 +152,13 @@ def _oracle_runs(
     for n in range(cfg.oracle_runs):
         run = runner.run(full, cfg.timeout_s)
         result.oracle_runs.append(run)
-        if n == 0 and run.rejects() and (missing or run.status in ("error", "timeout")):
+        if n == 0 and run.rejects() and (missing or run.status in (Outcome.ERROR, Outcome.TIMEOUT)):
             break  # deterministic or hopeless failure: no point in repeating it
     _, _, result.oracle_ok = judge_oracle(result.oracle_runs, missing)
 
 
 def _run_mutants(
-    runner: Runner,
+    runner: ControlRunner,
     oracle: dict[str, str],
     files: TaskFiles,
     cfg: ValidateConfig,
@@ -196,7 +196,7 @@ def run_matrix(
     clock = time.monotonic()
     first = write_tree(scratch / "ws", layered(files.oracle, files.hidden))
     with sandbox.session(first, Limits(timeout_s=cfg.timeout_s)) as box:
-        runner = Runner(box, command, scratch, layered(files.oracle, files.hidden))
+        runner = ControlRunner(box, command, scratch, layered(files.oracle, files.hidden))
         oracle, result.shell = replay_shell(runner, files, cfg.timeout_s)
         _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)
         result.timings["oracle_s"] = round(time.monotonic() - clock, 3)
@@ -217,7 +217,7 @@ def run_matrix(
 
 
 def _strengthen(
-    runner: Runner,
+    runner: ControlRunner,
     oracle: dict[str, str],
     files: TaskFiles,
     cfg: ValidateConfig,
@@ -225,7 +225,9 @@ def _strengthen(
 ) -> None:
     """Look closely at the survivors; with derived tests kept, re-run the starting state."""
     _, dropped, _ = judge_oracle(result.oracle_runs, len(files.task.files.missing))
-    survivors = [m for m, run in result.mutants if mutant_cell(run, dropped) == "survived"]
+    survivors = [
+        m for m, run in result.mutants if mutant_cell(run, dropped) == MutantVerdict.SURVIVED
+    ]
     if not survivors:
         return
     result.strengthened = strengthen(runner, files, oracle, survivors, cfg, dropped)

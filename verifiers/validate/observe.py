@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from trajforge.verifiers.validate.files import layered
 
 if TYPE_CHECKING:
-    from trajforge.verifiers.validate.matrix import Runner
+    from trajforge.verifiers.validate.matrix import ControlRunner
 
 log = logging.getLogger(__name__)
 
-RUNNER = Path(__file__).with_name("_observe_runner.py")
+OBSERVE_RUNNER = Path(__file__).with_name("_observe_runner.py")
 TOOL_DIR = ".trajforge-observe"
 RECORD_OUT = "/tmp/trajforge-observe-record"
 PER_CALL_S = 5.0
@@ -91,15 +91,15 @@ class Observed:
 
 
 def _runner_text() -> str:
-    return RUNNER.read_text(encoding="utf-8")
+    return OBSERVE_RUNNER.read_text(encoding="utf-8")
 
 
-def _root(runner: Runner) -> str:
+def _root(runner: ControlRunner) -> str:
     return runner.box.run(["pwd"], timeout=30).stdout.strip()
 
 
 def record(
-    runner: Runner, files: dict[str, str], targets: Sequence[str], timeout: float
+    runner: ControlRunner, files: dict[str, str], targets: Sequence[str], timeout: float
 ) -> tuple[list[CallInput], list[str]]:
     """Calls the check makes into ``targets`` on ``files`` (oracle + hidden tests), and the
     workspace folders its Python processes had on ``sys.path``."""
@@ -135,7 +135,7 @@ def record(
 
 
 def observe(
-    runner: Runner,
+    runner: ControlRunner,
     files: dict[str, str],
     inputs: Sequence[CallInput],
     where: tuple[str, Sequence[str], Sequence[str]],

@@ -9,12 +9,16 @@ from pathlib import Path
 from trajforge.protocols import Limits, Sandbox
 from trajforge.records import (
     CellResult,
+    Control,
     ControlCell,
+    ControlId,
     Expect,
     Finding,
+    Outcome,
     Reason,
     Reproduction,
     Task,
+    control_map,
     finding,
 )
 from trajforge.verifiers.answer import (
@@ -32,31 +36,39 @@ MAX_PROBES = 5
 PREVIEW = 80
 
 
-def answer_cell(check: AnswerCheck, expect: Expect) -> ControlCell:
+def answer_cell(check: AnswerCheck, expect: Expect, control: ControlId) -> ControlCell:
     """The control cell of one answer the checker was given."""
-    result: CellResult = "pass" if check.passed else "fail"
+    result: CellResult = Outcome.PASS if check.passed else Outcome.FAIL
     return ControlCell(
-        expect=expect, result=result, given=check.given[:PREVIEW], reason=check.reason
+        control=control.control,
+        variant=control.variant,
+        expect=expect,
+        result=result,
+        given=check.given[:PREVIEW],
+        reason=check.reason,
     )
 
 
-def _cell(expected: str, given: str, expect: Expect) -> ControlCell:
-    return answer_cell(check_answer(expected, given), expect)
+def _cell(expected: str, given: str, expect: Expect, control: ControlId) -> ControlCell:
+    return answer_cell(check_answer(expected, given), expect, control)
 
 
 def answer_controls(expected: str, episode: Episode | None, seed: int) -> dict[str, ControlCell]:
     """Checker verdicts on the oracle answer and on every wrong answer."""
-    controls = {"oracle": _cell(expected, expected, "pass"), "empty": _cell(expected, "", "fail")}
+    cells = [
+        _cell(expected, expected, Outcome.PASS, ControlId(Control.ORACLE)),
+        _cell(expected, "", Outcome.FAIL, ControlId(Control.EMPTY)),
+    ]
     for n, wrong in enumerate(perturbed_answers(expected, seed)):
-        controls[f"perturbed:{n}"] = _cell(expected, wrong, "fail")
+        cells.append(_cell(expected, wrong, Outcome.FAIL, ControlId(Control.PERTURBED, str(n))))
     if episode is not None:
         earlier = [extract_answer(t) for t in episode.assistant_texts()[:-1]]
         wrong_ones = [a for a in dict.fromkeys(earlier) if a and a != expected][:MAX_PROBES]
         for n, answer in enumerate(wrong_ones):
-            cell = _cell(expected, answer, "fail")
-            if cell.result == "fail":  # an earlier answer the checker accepts was right then
-                controls[f"probe:{n}"] = cell
-    return controls
+            cell = _cell(expected, answer, Outcome.FAIL, ControlId(Control.PROBE, str(n)))
+            if cell.result == Outcome.FAIL:  # an earlier answer the checker accepts was right
+                cells.append(cell)
+    return control_map(cells)
 
 
 def reproduce(
@@ -91,13 +103,13 @@ def misjudged(controls: dict[str, ControlCell]) -> list[Finding]:
     found = []
     for name, cell in controls.items():
         if not cell.ok:
-            verb = "rejects" if cell.expect == "pass" else "accepts"
+            verb = "rejects" if cell.expect == Outcome.PASS else "accepts"
             text = f"answer checker {verb} {name} answer {cell.given!r}"
             found.append(finding(Reason.ANSWER_MISJUDGED, text))
     return found
 
 
-def judge_qa(controls: dict[str, ControlCell], rerun: list[Reproduction]) -> list[Finding]:
+def qa_rejections(controls: dict[str, ControlCell], rerun: list[Reproduction]) -> list[Finding]:
     """Rejections (empty: accepted)."""
     found = misjudged(controls)
     if rerun and not any(r.reproduces for r in rerun):

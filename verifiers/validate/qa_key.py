@@ -22,23 +22,26 @@ from trajforge.protocols import Limits, Sandbox
 from trajforge.reconstruct.facts import NAME_KINDS, Grounds, answer_key, frequent_names
 from trajforge.records import (
     AnswerKey,
+    Control,
     ControlCell,
+    ControlId,
     Evidence,
     Expect,
     Fact,
     FactKind,
+    Outcome,
     Reason,
     Reproduction,
     Status,
     Task,
     Validation,
+    control_map,
     finding,
 )
 from trajforge.verifiers.answer_facts import MAX_NAMES, UNITS, check_key
 from trajforge.verifiers.validate.config import ValidateConfig
-from trajforge.verifiers.validate.qa import answer_cell, misjudged
+from trajforge.verifiers.validate.qa import PREVIEW, answer_cell, misjudged
 
-PREVIEW = 80
 SKIM_FILE = 512 * 1024
 SKIM_TOTAL = 8 * 1024 * 1024
 """Bytes of one file, and of the workspace, the guess is drawn from (larger files skipped)."""
@@ -93,19 +96,20 @@ def _other_name(fact: Fact, key: AnswerKey) -> str:
     return value[:-1] + ("X" if value[-1:] != "X" else "Y")
 
 
-def wrong_answers(key: AnswerKey, question: str) -> dict[str, str]:
-    """Wrong answers that must fail, by control name."""
-    wrong = {"empty": "", "question": question}
+def wrong_answers(key: AnswerKey, question: str) -> dict[ControlId, str]:
+    """Wrong answers that must fail, by control."""
+    wrong = {ControlId(Control.EMPTY): "", ControlId(Control.QUESTION): question}
     for n, fact in enumerate(key.required):
         if fact.kind == "number":
             for m, bad in enumerate(_wrong_numbers(fact.value)):
-                wrong[f"number:{n}:{m}"] = _render(key, {n: bad})
+                wrong[ControlId(Control.NUMBER, f"{n}:{m}")] = _render(key, {n: bad})
             alternatives = " or ".join([fact.value, *_wrong_numbers(fact.value)[:1]])
-            wrong[f"hedged:{n}"] = _render(key, {n: alternatives})
+            wrong[ControlId(Control.HEDGED, str(n))] = _render(key, {n: alternatives})
         elif fact.kind == "polarity":
-            wrong[f"polarity:{n}"] = _render(key, {n: "no" if fact.value == "yes" else "yes"})
+            flipped = "no" if fact.value == "yes" else "yes"
+            wrong[ControlId(Control.POLARITY, str(n))] = _render(key, {n: flipped})
         else:
-            wrong[f"name:{n}"] = _render(key, {n: _other_name(fact, key)})
+            wrong[ControlId(Control.NAME, str(n))] = _render(key, {n: _other_name(fact, key)})
     return wrong
 
 
@@ -124,7 +128,7 @@ def _skim(workspace: Path) -> Iterator[str]:
             yield data.decode("utf-8", errors="replace")
 
 
-def guesses(key: AnswerKey, workspace: Path) -> dict[str, str]:
+def guesses(key: AnswerKey, workspace: Path) -> dict[ControlId, str]:
     """Answers a guesser writes without reading the question's subject: yes and no (for a
     yes/no question) with as many of the workspace's most frequent names, of the kinds the key
     names, as the checker lets an answer list."""
@@ -134,33 +138,34 @@ def guesses(key: AnswerKey, workspace: Path) -> dict[str, str]:
         return {}
     listed = ", ".join(f"`{name}`" for name in names)
     if not any(f.kind == "polarity" for f in key.required):
-        return {"guess": listed}
-    return {"guess:yes": f"Yes. {listed}", "guess:no": f"No. {listed}"}
+        return {ControlId(Control.GUESS): listed}
+    return {
+        ControlId(Control.GUESS, "yes"): f"Yes. {listed}",
+        ControlId(Control.GUESS, "no"): f"No. {listed}",
+    }
 
 
-def _cell(key: AnswerKey, given: str, expect: Expect) -> ControlCell:
-    return answer_cell(check_key(key, given), expect)
+def _cell(key: AnswerKey, given: str, expect: Expect, control: ControlId) -> ControlCell:
+    return answer_cell(check_key(key, given), expect, control)
 
 
 def key_controls(
     task: Task, key: AnswerKey, earlier: list[str], workspace: Path
 ) -> dict[str, ControlCell]:
     """Checker verdicts on valid paraphrases (pass), wrong answers and guesses (fail)."""
-    controls = {
-        "oracle": _cell(key, task.answer or "", "pass"),
-        "paraphrase:facts": _cell(key, _render(key), "pass"),
-    }
+    cells = [
+        _cell(key, task.answer or "", Outcome.PASS, ControlId(Control.ORACLE)),
+        _cell(key, _render(key), Outcome.PASS, ControlId(Control.PARAPHRASE, "facts")),
+    ]
     if (words := _in_words(key)) is not None:
-        controls["paraphrase:words"] = _cell(key, words, "pass")
-    for name, given in wrong_answers(key, task.request or task.instruction).items():
-        controls[name] = _cell(key, given, "fail")
-    for name, given in guesses(key, workspace).items():
-        controls[name] = _cell(key, given, "fail")
+        cells.append(_cell(key, words, Outcome.PASS, ControlId(Control.PARAPHRASE, "words")))
+    wrong = wrong_answers(key, task.request or task.instruction) | guesses(key, workspace)
+    cells += [_cell(key, given, Outcome.FAIL, name) for name, given in wrong.items()]
     for n, answer in enumerate(a for a in dict.fromkeys(earlier) if a != task.answer):
-        cell = _cell(key, answer, "fail")
-        if cell.result == "fail":  # an earlier answer the checker accepts was right then
-            controls[f"probe:{n}"] = cell
-    return controls
+        cell = _cell(key, answer, Outcome.FAIL, ControlId(Control.PROBE, str(n)))
+        if cell.result == Outcome.FAIL:  # an earlier answer the checker accepts was right then
+            cells.append(cell)
+    return control_map(cells)
 
 
 def reproduce_key(
@@ -205,7 +210,11 @@ def judge_keyed(
     controls = key_controls(task, key, earlier, workspace)
     rerun = reproduce_key(sandbox, workspace, task, key, cfg)
     accepted = tuple(
-        sorted(n for n, c in controls.items() if n.startswith("paraphrase") and c.result == "pass")
+        sorted(
+            n
+            for n, c in controls.items()
+            if c.control == Control.PARAPHRASE and c.result == Outcome.PASS
+        )
     )
     evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
     found = [
@@ -213,10 +222,10 @@ def judge_keyed(
             Reason.KEY_GUESSABLE,
             f"{GUESSABLE}: {cell.given!r} passes, a list of the workspace's most frequent names",
         )
-        for name, cell in controls.items()
-        if name.startswith("guess") and not cell.ok
+        for cell in controls.values()
+        if cell.control == Control.GUESS and not cell.ok
     ][:1]
-    found += misjudged({n: c for n, c in controls.items() if not n.startswith("guess")})
+    found += misjudged({n: c for n, c in controls.items() if c.control != Control.GUESS})
     for row in rerun:
         if not row.reproduces:
             text = f"answer not reproduced: `{row.command}` no longer prints its facts"
@@ -225,7 +234,7 @@ def judge_keyed(
         return Validation(
             status=Status.REJECTED, findings=tuple(found), controls=controls, evidence=evidence
         )
-    wrong = sum(1 for c in controls.values() if c.expect == "fail")
+    wrong = sum(1 for c in controls.values() if c.expect == Outcome.FAIL)
     facts = ", ".join(f"{f.kind} {f.value}" for f in key.required)
     summary = [
         f"answer checker accepts the recorded answer and {len(accepted)}"

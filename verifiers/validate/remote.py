@@ -1,7 +1,8 @@
 """Validate on an executor (``trajforge validate --executor ray``): one work item per task.
 
-The driver checks each task's cache first (a cached task never leaves it), then ships the
-folder's files as the item. The worker lays them out in a scratch folder, makes its own
+The driver opens each task as a local run does (:func:`~.per_task.open_task`: a cached or
+unreadable task never leaves it), then ships the folder's files as the item. The worker lays
+them out in a scratch folder, makes its own
 sandbox from the backend *name* (one per worker process), runs the same
 :func:`~trajforge.verifiers.validate.per_task.validate_dir` as a local run, and sends back what
 that changed: ``task.json`` and the hidden ``tests/`` folder. Only the driver writes into OUT,
@@ -22,19 +23,17 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import overload
 
-from trajforge.errors import RecordError, SandboxError
+from trajforge.errors import SandboxError
 from trajforge.protocols import Executor, WorkOutcome
-from trajforge.records import VERDICTS, Reason, Status, Validation, finding
-from trajforge.taskdir import load_task, save_task
+from trajforge.records import Reason, Status, Validation, finding
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
-from trajforge.verifiers.validate.instruction import finalise
-from trajforge.verifiers.validate.per_task import TaskRow, row_of, validate_dir
-from trajforge.verifiers.validate.single import HIDDEN_DIR, finish, key_of
+from trajforge.verifiers.validate.per_task import TaskRow, close_task, open_task, validate_dir
+from trajforge.verifiers.validate.single import HIDDEN_DIR
 
 log = logging.getLogger(__name__)
 
@@ -134,19 +133,6 @@ class _Jobs(Sequence[TaskJob]):
         return TaskJob(self.spec, task_dir.name, files)
 
 
-def cached_row(task_dir: Path, ctx: Context) -> TaskRow | None:
-    """The row of a task whose stored validation is still valid; None when it must run."""
-    try:
-        task = load_task(task_dir)
-        key, _ = key_of(task_dir, task, ctx)
-    except (RecordError, OSError, ValueError):
-        return None  # the worker's validate_dir reports it as this task's error
-    stored = task.validation
-    if stored.status in VERDICTS and stored.evidence.cache_key == key:
-        return row_of(task, True, 0.0)
-    return None
-
-
 def run_on(
     executor: Executor,
     dirs: list[Path],
@@ -157,11 +143,11 @@ def run_on(
     """Rows of ``dirs``: cached ones at once, the others as the executor finishes them."""
     todo: list[Path] = []
     for task_dir in dirs:
-        row = cached_row(task_dir, ctx)
-        if row is None:
+        opened = open_task(task_dir, ctx)  # cached and unreadable tasks never leave the driver
+        if opened.row is None:
             todo.append(task_dir)
         else:
-            yield row
+            yield opened.row
     started = time.monotonic()
     for done in executor.map(worker, _Jobs(spec_of(ctx, out), todo)):
         yield _settle(todo[done.index], done, ctx, started)
@@ -188,24 +174,14 @@ def _settle(task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started
 def _worker_failed(
     task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started: float
 ) -> TaskRow:
-    """Record a task whose worker failed on every attempt as its ``error`` validation."""
+    """Record a task whose worker failed on every attempt as its ``error`` validation, closed
+    as every other verdict is (:func:`~.per_task.close_task`)."""
     failed = finding(
         Reason.INTERNAL_ERROR, f"worker failed after {done.attempts} attempt(s): {done.error}"
     )
-    try:
-        task = load_task(task_dir)
-    except RecordError as exc:
-        unreadable = finding(Reason.UNREADABLE_TASK, str(exc))
-        return TaskRow(
-            id=task_dir.name,
-            family="?",
-            harness="?",
-            status=Status.ERROR,
-            findings=(failed, unreadable),
-        )
-    validation = finish(
-        Validation(status=Status.ERROR, findings=(failed,)), task, "", "", ctx, started
-    )
-    task = finalise(task_dir, task.model_copy(update={"validation": validation}), ctx.teacher)
-    save_task(task_dir, task)
-    return row_of(task, False, time.monotonic() - started)
+    opened = open_task(task_dir, ctx)
+    if opened.task is None:  # unreadable now: its row says so, beside the worker's failure
+        assert opened.row is not None
+        return opened.row.model_copy(update={"findings": (failed, *opened.row.findings)})
+    task, opened = opened.task, replace(opened, started=started)
+    return close_task(opened, task, Validation(status=Status.ERROR, findings=(failed,)), ctx)

@@ -15,7 +15,7 @@ from collections.abc import Collection, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from trajforge.records import TestSets
+from trajforge.records import Outcome, TestSets
 from trajforge.verifiers.validate.junit import RunOutcome
 
 
@@ -37,7 +37,7 @@ class Score(BaseModel):
 
 
 def _passed(run: RunOutcome) -> set[str]:
-    return {t.name for t in run.tests if t.outcome == "passed"}
+    return {t.name for t in run.tests if t.outcome == Outcome.PASS}
 
 
 def fail_to_pass_sets(
@@ -62,7 +62,7 @@ def score(run: RunOutcome, sets: TestSets | None, dropped: Collection[str] = ())
     if sets is None or not sets.fail_to_pass:
         ok = not run.rejects(dropped)
         return Score(reward=float(ok), passed=ok, fixed=0, to_fix=0)
-    passed = _passed(run) if run.status != "timeout" else set()
+    passed = _passed(run) if run.status != Outcome.TIMEOUT else set()
     to_fix = [t for t in sets.fail_to_pass if t not in dropped]
     fixed = sum(1 for t in to_fix if t in passed)
     broken = tuple(t for t in sets.pass_to_pass if t not in dropped and t not in passed)

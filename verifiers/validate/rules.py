@@ -15,11 +15,14 @@ from collections.abc import Sequence
 
 from trajforge.records import (
     CellResult,
+    Control,
+    ControlId,
     Finding,
     MutantNote,
     MutantRow,
     MutantSummary,
     MutantVerdict,
+    Outcome,
     Reason,
     finding,
 )
@@ -27,8 +30,12 @@ from trajforge.verifiers.validate.blame import blame
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.junit import RunOutcome
 
-LABELS = {"empty": "empty workspace", "start": "starting workspace", "prefix": "pre-fix state"}
-MAX_NAMES = 4
+LABELS = {
+    Control.EMPTY: "empty workspace",
+    Control.START: "starting workspace",
+    Control.PREFIX: "pre-fix state",
+}
+MAX_SHOWN = 4
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -42,16 +49,16 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
 
 
-def label(name: str) -> str:
-    """Human name of a control (``probe:2`` → ``wrong-solution probe 2``)."""
-    if name.startswith("probe:"):
-        return f"wrong-solution probe {name.split(':', 1)[1]}"
-    return LABELS.get(name, name)
+def label(control: ControlId) -> str:
+    """Human name of a control (probe 2 → ``wrong-solution probe 2``)."""
+    if control.control == Control.PROBE:
+        return f"wrong-solution probe {control.variant}"
+    return LABELS.get(control.control, control.key)
 
 
 def _names(names: Sequence[str]) -> str:
-    shown = ", ".join(n.split("::")[-1] for n in names[:MAX_NAMES])
-    return shown + (f" (+{len(names) - MAX_NAMES} more)" if len(names) > MAX_NAMES else "")
+    shown = ", ".join(n.split("::")[-1] for n in names[:MAX_SHOWN])
+    return shown + (f" (+{len(names) - MAX_SHOWN} more)" if len(names) > MAX_SHOWN else "")
 
 
 def flaky_tests(runs: Sequence[RunOutcome]) -> list[str]:
@@ -59,8 +66,8 @@ def flaky_tests(runs: Sequence[RunOutcome]) -> list[str]:
     seen: dict[str, set[bool]] = defaultdict(set)
     for run in runs:
         for test in run.tests:
-            if test.outcome != "skipped":
-                seen[test.name].add(test.outcome == "passed")
+            if test.outcome != Outcome.SKIPPED:
+                seen[test.name].add(test.outcome == Outcome.PASS)
     return sorted(name for name, outcomes in seen.items() if len(outcomes) > 1)
 
 
@@ -83,7 +90,7 @@ def judge_oracle(runs: Sequence[RunOutcome], missing: int) -> tuple[list[Finding
         why = _why_failed(runs[0], dropped)
         if missing:
             why += f"; {missing} files the session touched could not be recovered"
-        tail = runs[0].detail if runs[0].status != "timeout" else ""
+        tail = runs[0].detail if runs[0].status != Outcome.TIMEOUT else ""
         who = blame(tail) if tail else Reason.ORACLE_FAILS
         head = "oracle fails" if who == Reason.ORACLE_FAILS else f"{who}: oracle run fails"
         last = finding(who, f"{head}: {why}" + (f"; output ends:\n{tail}" if tail else ""))
@@ -101,28 +108,28 @@ def _why_failed(first: RunOutcome, dropped: Sequence[str]) -> str:
 
 def control_cell(run: RunOutcome, dropped: Sequence[str]) -> CellResult:
     """pass / fail / unknown of a must-fail control (a timeout is unknown)."""
-    if run.status == "timeout":
-        return "unknown"
-    return "fail" if run.rejects(dropped) else "pass"
+    if run.status == Outcome.TIMEOUT:
+        return Outcome.UNKNOWN
+    return Outcome.FAIL if run.rejects(dropped) else Outcome.PASS
 
 
 def mutant_cell(run: RunOutcome | None, dropped: Sequence[str]) -> MutantVerdict:
     """killed (a kept test failed) / survived / unknown (timeout, collection or usage error)."""
-    if run is None or run.status in ("timeout", "error"):
-        return "unknown"
-    return "killed" if run.rejects(dropped) else "survived"
+    if run is None or run.status in (Outcome.TIMEOUT, Outcome.ERROR):
+        return MutantVerdict.UNKNOWN
+    return MutantVerdict.KILLED if run.rejects(dropped) else MutantVerdict.SURVIVED
 
 
-def judge_controls(controls: dict[str, RunOutcome], dropped: Sequence[str]) -> list[Finding]:
+def judge_controls(controls: dict[ControlId, RunOutcome], dropped: Sequence[str]) -> list[Finding]:
     """Rejections for must-fail controls the verifier did not reject."""
     found = []
     for name, run in controls.items():
         cell = control_cell(run, dropped)
-        if cell == "pass":
-            passed = [t.name for t in run.tests if t.outcome == "passed"]
+        if cell == Outcome.PASS:
+            passed = [t.name for t in run.tests if t.outcome == Outcome.PASS]
             text = f"{label(name)} passes {_names(passed) or 'the check'}"
             found.append(finding(Reason.CONTROL_PASSES, text))
-        elif cell == "unknown":
+        elif cell == Outcome.UNKNOWN:
             text = f"{label(name)}: verdict unknown ({run.detail})"
             found.append(finding(Reason.VERDICT_UNKNOWN, text))
     return found
@@ -137,7 +144,7 @@ def kill_summary(
     but left out of the rate; ``derived`` rows are kills by tests derived from the oracle.
     """
     cells = [r.result for r in rows]
-    killed, survived = cells.count("killed"), cells.count("survived")
+    killed, survived = cells.count(MutantVerdict.KILLED), cells.count(MutantVerdict.SURVIVED)
     decided = killed + survived
     lo, hi = wilson(killed, decided, config.wilson_z)
     return MutantSummary(
@@ -145,14 +152,14 @@ def kill_summary(
         killed=killed,
         killed_by_derived=sum(1 for r in rows if r.derived),
         survived=survived,
-        equivalent=cells.count("equivalent"),
-        unknown=cells.count("unknown"),
+        equivalent=cells.count(MutantVerdict.EQUIVALENT),
+        unknown=cells.count(MutantVerdict.UNKNOWN),
         kill_rate=round(killed / decided, 4) if decided else None,
         wilson_low=lo,
         wilson_high=hi,
         z=config.wilson_z,
-        equivalents=tuple(n for n in notes if n.verdict == "equivalent"),
-        survivors=tuple(n for n in notes if n.verdict == "survived"),
+        equivalents=tuple(n for n in notes if n.verdict == MutantVerdict.EQUIVALENT),
+        survivors=tuple(n for n in notes if n.verdict == MutantVerdict.SURVIVED),
     )
 
 

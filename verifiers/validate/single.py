@@ -21,6 +21,7 @@ from trajforge.records import (
     Evidence,
     Family,
     Finding,
+    Outcome,
     Reason,
     Status,
     Task,
@@ -31,12 +32,12 @@ from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.answer_facts import CHECKER_VERSION
 from trajforge.verifiers.dataenv_validate import prove_data, prove_data_many
 from trajforge.verifiers.environments import EnvironmentProblem, for_task, repo_reason
+from trajforge.verifiers.teacher.mined import is_derived, weakening
 from trajforge.verifiers.validate import qa
 from trajforge.verifiers.validate.context import Context
 from trajforge.verifiers.validate.derive import Strengthened
 from trajforge.verifiers.validate.evidence import matrix_controls
 from trajforge.verifiers.validate.files import cache_key, content_hash, read_tree
-from trajforge.verifiers.validate.hidden import is_derived, weakening
 from trajforge.verifiers.validate.history import Episode, load_episode
 from trajforge.verifiers.validate.inputs import static_inputs
 from trajforge.verifiers.validate.instruction import REWRITE_VERSION
@@ -297,13 +298,13 @@ def _judge_qa(
         )
     controls = qa.answer_controls(expected, episode, ctx.config.seed)
     rerun = qa.reproduce(ctx.sandbox, task_dir / task.workspace, expected, episode, ctx.config)
-    rejections = qa.judge_qa(controls, rerun)
+    rejections = qa.qa_rejections(controls, rerun)
     evidence = Evidence(expected=expected, reproduced=tuple(rerun), history=history)
     if rejections:
         return Validation(
             status=Status.REJECTED, findings=tuple(rejections), controls=controls, evidence=evidence
         )
-    wrong = sum(1 for c in controls.values() if c.expect == "fail")
+    wrong = sum(1 for c in controls.values() if c.expect == Outcome.FAIL)
     texts = [f"answer checker accepts {expected!r} and rejects all {wrong} wrong answers"]
     if rerun:
         texts.append(f"answer reproduced by `{rerun[0].command}` in the sandbox")

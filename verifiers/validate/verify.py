@@ -15,11 +15,11 @@ from pathlib import Path
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import FailToPass, Task, TestOutcome, VerifyResult, VerifyTest
+from trajforge.records import FailToPass, Outcome, Task, TestOutcome, VerifyResult, VerifyTest
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.validate.files import read_tree, write_tree
-from trajforge.verifiers.validate.matrix import Runner
+from trajforge.verifiers.validate.matrix import ControlRunner
 from trajforge.verifiers.validate.qa import check_task_answer
 from trajforge.verifiers.validate.reward import score
 from trajforge.verifiers.validate.runner_files import Screened, TaskView, screen
@@ -32,7 +32,7 @@ def verify_answer(task: Task, answer: str) -> VerifyResult:
     if task.family != "qa" and task.verifier.kind != "answer":
         raise UsageError(f"task {task.id} is a {task.family} task: give --files DIR, not --answer")
     check = check_task_answer(task, answer)
-    outcome: TestOutcome = "passed" if check.passed else "failed"
+    outcome: TestOutcome = Outcome.PASS if check.passed else Outcome.FAIL
     return VerifyResult(
         reward=1.0 if check.passed else 0.0,
         passed=check.passed,
@@ -56,7 +56,7 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", screened.files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
-            runner = Runner(box, task.verifier.command, Path(scratch), screened.files)
+            runner = ControlRunner(box, task.verifier.command, Path(scratch), screened.files)
             run = runner.run(screened.files, timeout)
     scored = score(run, evidence.test_sets, dropped)
     tests = tuple(
@@ -90,7 +90,7 @@ def _tampered(screened: Screened) -> VerifyResult:
     return VerifyResult(
         reward=0.0,
         passed=False,
-        status="error",
+        status=Outcome.ERROR,
         detail=detail,
         set_aside=screened.set_aside,
         tampering=screened.tampering,

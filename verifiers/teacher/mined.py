@@ -1,4 +1,5 @@
-"""The offline ``mined`` teacher: hidden tests taken from what the agent wrote and ran green.
+"""The offline ``mined`` teacher (:class:`MinedTeacher`): hidden tests taken from what the agent
+wrote and ran green; the model teacher, ``openai:MODEL``, is :mod:`.loop`.
 
 The oracle's versions of the test files the agent wrote or changed in the episode become the
 task's hidden tests (``tests/``; removed from nothing, since files created in the episode are
@@ -17,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajforge import pyast
-from trajforge.records import Task
+from trajforge.protocols import Prove
+from trajforge.records import InstructionBrief, Task, Validation, WrittenInstruction
 from trajforge.taskdir import HIDDEN_DIR
+from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
 from trajforge.verifiers.validate.files import read_tree, write_tree
 
@@ -29,6 +32,8 @@ _JS_TRIVIAL = re.compile(
 )
 _JS_CASE = re.compile(r"\b(?:it|test)\s*\(\s*(['\"`])(.+?)\1")
 _SKIP_MARKERS = ("skip", "skipif", "xfail")
+MINED = "mined"
+"""The offline teacher's name (``--teacher mined``)."""
 
 
 @dataclass
@@ -182,3 +187,24 @@ def prepare(task_dir: Path, task: Task) -> tuple[Task, dict[str, str]]:
     names = tuple(sorted({*hidden, *derived}))
     verifier = task.verifier.model_copy(update={"kind": "tests", "tests": names})
     return task.model_copy(update={"verifier": verifier}), hidden
+
+
+class MinedTeacher:
+    """The offline teacher: the session's own tests, mined from the oracle, proven once."""
+
+    name = MINED
+    writes_tests = False
+
+    @classmethod
+    def from_spec(cls, name: str, cfg: ValidateConfig, out_dir: Path) -> MinedTeacher:
+        """``mined`` takes no settings."""
+        return cls()
+
+    def hidden_tests(self, task_dir: Path, task: Task, prove: Prove) -> tuple[Task, Validation]:
+        """Mine the oracle's test files into ``tests/`` and prove them."""
+        task, hidden = prepare(task_dir, task)
+        return task, prove(task, hidden)
+
+    def write_instruction(self, brief: InstructionBrief) -> WrittenInstruction | None:
+        """None: the offline instruction (request + interface) is used."""
+        return None

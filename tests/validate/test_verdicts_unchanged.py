@@ -1,0 +1,27 @@
+"""The validate redesign changes no verdict (issue 31): the fixture tasks validated here get the
+status and the closed reasons they got before it.
+
+``tests/fixtures/verdicts_before_redesign.json`` was written by validating every task the
+fixture sessions give with the code as it stood before the redesign (commit ae9bc8b: control
+names as strings, outcomes spelled ``passed`` / ``failed``, the report a dict), with
+:func:`~tests.validate.conftest.local_context`'s settings: task id → [status, codes].
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.validate.conftest import tasks_of
+
+BEFORE = Path(__file__).parents[1] / "fixtures" / "verdicts_before_redesign.json"
+
+
+def test_the_validated_tasks_keep_their_ids_statuses_and_reasons(validated: Path) -> None:
+    before = json.loads(BEFORE.read_text())
+    now = {
+        t.id: [str(t.validation.status), [str(c) for c in t.validation.codes]]
+        for t in tasks_of(validated).values()
+    }
+    assert now and set(now) <= set(before), sorted(set(now) - set(before))
+    assert now == {k: before[k] for k in now}
