@@ -71,6 +71,11 @@ class Replay:
     globbed: list[tuple[int, str, bool]] = field(default_factory=list)
     """(event index, pattern, folders too) of every glob a shell command expanded: see
     :func:`_mark_unseen`."""
+    streamed: list[tuple[int, Callable[[str], bool]]] = field(default_factory=list)
+    """(event index, whether a path may be one it changed) of every shell command that
+    changed files another command listed (``find … | xargs sed -i``): see :func:`_mark_unseen`."""
+    formatted: dict[str, int] = field(default_factory=dict)
+    """path → event index of the last formatter run that covered it (:mod:`replay_format`)."""
 
     def current(self, path: str) -> str | None:
         versions = self.history.get(path)
@@ -123,7 +128,7 @@ def _version_at(versions: Sequence[Version], index: int, existed: bool = True) -
     unknown content only when the file may have ``existed`` at the start)."""
     past = [v for v in versions if v.index <= index]
     if past:
-        return past[-1]
+        return _seen_next(past[-1], versions[len(past) : len(past) + 1])
     first = versions[0]
     if first.origin in _PRE_EXISTING and (existed or first.origin in ("base", "read")):
         # Read, edited or shell-changed before ever being written: it existed already.
@@ -131,6 +136,18 @@ def _version_at(versions: Sequence[Version], index: int, existed: bool = True) -
             return first
         return Version(-1, None, first.origin)
     return None
+
+
+def _seen_next(version: Version, following: Sequence[Version]) -> Version:
+    """A change of unknown content that the next version shows whole (a full read, and no
+    other change between them): the file held what that read showed from the change on, as a
+    file read before any change held it from the start."""
+    if version.content is not None or version.partial or version.origin == "deleted":
+        return version
+    seen = following[0] if following else None
+    if seen is None or seen.origin != "read" or seen.partial or seen.content is None:
+        return version
+    return Version(version.index, seen.content, version.origin)
 
 
 def replay(
@@ -160,10 +177,16 @@ _SEEN_BEFORE = frozenset({"read", "edit", "shell"})
 
 
 def _mark_unseen(state: Replay) -> None:
-    """A file replay first learns of after a glob that could have matched it is marked
-    changed by that command, content unknown (see :func:`shell_globs.unseen`)."""
+    """A file replay first learns of after a glob, or a listing (``find … | xargs``), that
+    could have matched it is marked changed by that command, content unknown (see
+    :func:`shell_globs.unseen`)."""
     firsts = {p: v[0].index for p, v in state.history.items() if v[0].origin in _SEEN_BEFORE}
-    for path, index in unseen(state.globbed, firsts).items():
+    found = unseen(state.globbed, firsts)
+    for index, matches in state.streamed:
+        for path, first in firsts.items():
+            if first > index and matches(path):
+                found[path] = min(index, found.get(path, index))
+    for path, index in found.items():
         state.history[path].insert(0, Version(index, None, "shell"))
 
 

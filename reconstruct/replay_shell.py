@@ -2,25 +2,32 @@
 
 ``sed -i`` of ``s`` commands is computed on a file whose content replay knows, when the
 command exited 0 and no sed complained in its output; anything else it wrote is unknown.
-A glob in the file words of ``sed -i``, ``rm``, ``mv`` and ``cp`` is expanded against the
-files replay knows exist at that moment: the starting tree when the repository was found
-(every tracked file, known in full), and every file the session touched, less those gone.
-A pattern it cannot expand exactly (a letter range, a class) leaves every known file it may
-have matched unknown. Files that exist but are not known then (untracked or ignored ones, or
-any file without a repository) cannot be named: those the session shows later are marked
-unknown from that command on (``Replay.globbed``), so nothing claims to know them before.
+A glob in the file words of ``sed -i``, ``rm``, ``mv``, ``cp`` (and the other writers) is
+expanded against the files replay knows exist at that moment: the starting tree when the
+repository was found (every tracked file, known in full), and every file the session touched,
+less those gone. A pattern it cannot expand exactly (a letter range, a class) leaves every
+known file it may have matched unknown. Files that exist but are not known then (untracked or
+ignored ones, or any file without a repository) cannot be named: those the session shows later
+are marked unknown from that command on (``Replay.globbed``), so nothing claims to know them
+before. Files another command listed (a selection: ``find … | xargs sed -i``) are changed as
+named where the listing is decided, unknown where it is perhaps (``Replay.streamed`` for those
+seen later), and a ``sed`` of ``s`` commands that leaves a known text as it is changes nothing
+either way. The formatters a command runs are replayed by :mod:`replay_format`.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from trajforge.reconstruct import shell
+from trajforge.reconstruct.replay_format import apply_formatters
+from trajforge.reconstruct.replay_tree import exists, known_paths, unformatted
 from trajforge.reconstruct.shell_globs import expand
+from trajforge.reconstruct.shell_listing import Selection
 from trajforge.reconstruct.shell_writes import Change, changes
 from trajforge.records import Event
 
@@ -50,35 +57,53 @@ def apply_shell(state: Replay, index: int, call: Event, result: Event) -> None:
     if not command or (result.is_error and result.exit_code is None):
         return  # refused or never ran
     found = changes(command)
-    if not found and not shell.is_mutating(command):
-        return
-    state.shell_commands.append((index, command))
-    state.mutations.append(index)
+    mutating = bool(found) or shell.is_mutating(command)
+    if mutating:
+        state.shell_commands.append((index, command))
+        state.mutations.append(index)
     ok = result.exit_code == 0
     run = _Run(index, call.cwd or state.root, ok, ok and not _SED_ERROR.search(result.text))
     for change in found:
         resolved = _resolved(state, run, change)
         if resolved is None:
             continue
-        if resolved.glob:
+        if resolved.select is not None:
+            apply_selected(state, run, resolved)
+        elif resolved.glob:
             _expand(state, run, resolved)
         else:
             _apply(state, run, resolved)
+    if apply_formatters(state, index, command, result, run.base) and not mutating:
+        state.shell_commands.append((index, command))
+        state.mutations.append(index)
 
 
 def _resolved(state: Replay, run: _Run, change: Change) -> Change | None:
-    """``change`` with its paths relative to the workspace root; None when one is outside."""
-    dest = state.relative(run.index, _joined(run.base, change.path))
-    source = state.relative(run.index, _joined(run.base, change.source)) if change.source else None
-    if dest is None or (change.source is not None and source is None):
-        return None
-    return replace(change, path=dest, source=source)
+    """``change`` with its paths relative to the workspace root; None when one is outside.
+    A selection's root (its path, or a move's or copy's source) may be the workspace itself
+    (''), which it is for a selection ``anywhere``."""
+    select = change.select
+    paths: list[str | None] = []
+    for n, path in enumerate((change.path, change.source)):
+        root = select is not None and (n == 1) == (change.source is not None)
+        if path is None or (root and select is not None and select.anywhere):
+            paths.append(None if path is None else "")
+            continue
+        joined = _joined(run.base, path)
+        rel = state.relative(run.index, f"{joined}/_" if root else joined)
+        if rel is None:
+            return None
+        paths.append(posixpath.dirname(rel) if root else rel)
+    return replace(change, path=paths[0], source=paths[1])
 
 
 def _apply(state: Replay, run: _Run, change: Change) -> None:
     """One resolved change of a literal path."""
     index, path = run.index, change.path
-    if change.kind in ("write", "substitute"):
+    if change.kind == "touch":
+        if not exists(state, path):
+            state.put(path, index, None, "shell")  # new and empty, or there and not known
+    elif change.kind in ("write", "substitute"):
         old = state.current(path)
         if change.backup:  # a new file: the old content when sed surely ran
             state.put(path + change.backup, index, old if run.clean else None, "moved")
@@ -98,11 +123,11 @@ def _expand(state: Replay, run: _Run, change: Change) -> None:
     are marked at the end of replay (``Replay.globbed``)."""
     moving = change.source is not None
     pattern = change.source if moving and change.source else change.path
-    touched = [pattern] if change.kind != "copy" else []  # what a move or rm took away
+    touched = [pattern] if change.kind not in ("copy", "touch") else []  # what it took away
     if moving:
         touched.append(f"{change.path}/{posixpath.basename(pattern)}")
     state.globbed += [(run.index, p, change.tree) for p in touched]
-    known = _known_paths(state)
+    known = known_paths(state)
     matched = expand(pattern, known)
     if matched is None:
         _unsure(state, run.index, change, expand(pattern, known, loose=True) or [])
@@ -116,6 +141,75 @@ def _expand(state: Replay, run: _Run, change: Change) -> None:
         _apply(state, run, replace(one, glob=False))
 
 
+def apply_selected(state: Replay, run: _Run, change: Change) -> None:
+    """A change of the files another command listed: each known file its selection surely
+    picks is changed as a named one; one it perhaps picks is unknown after it (a ``sed`` of
+    ``s`` commands that leaves its known content as it is changes nothing either way). A file
+    replay learns of only later is marked at the end of replay (``Replay.streamed``)."""
+    select = change.select
+    assert select is not None
+    moving = change.source is not None
+    root = (change.source if moving else change.path) or ""
+    known = known_paths(state)
+    roots = [root] if not change.glob else expand(root, known)
+    sure = roots is not None
+    roots = roots if roots is not None else expand(root, known, loose=True) or []
+    for path, rel in _candidates(known, roots, select.anywhere):
+        verdict = select.verdict(rel, state.current(path))
+        if verdict is False:
+            continue
+        target = replace(change, select=None, glob=False, **{"source" if moving else "path": path})
+        if verdict and sure and not _ODD.search(path):
+            _apply(state, run, target)
+        else:
+            _perhaps(state, run.index, target)
+    if change.kind != "touch":
+        state.streamed.append((run.index, _matcher(roots, select)))
+
+
+_ODD = re.compile(r"[\s'\"\\]")
+"""Characters ``xargs`` splits or unquotes a name at: such a file may not be the one named."""
+
+
+def _candidates(known: set[str], roots: list[str], anywhere: bool) -> list[tuple[str, str]]:
+    """(path, path under its root) of every known file under one of ``roots``."""
+    found = []
+    for path in sorted(known):
+        for root in [""] if anywhere else roots:
+            if not root or path == root or path.startswith(root + "/"):
+                found.append((path, path[len(root) + 1 :] if root else path))
+                break
+    return found
+
+
+def _matcher(roots: list[str], select: Selection) -> Callable[[str], bool]:
+    """Whether a file replay first sees later may be one the selection picked."""
+
+    def matches(path: str) -> bool:
+        found = _candidates({path}, roots, select.anywhere)
+        return any(select.verdict(rel, None) is not False for _, rel in found)
+
+    return matches
+
+
+def _perhaps(state: Replay, index: int, change: Change) -> None:
+    """A change that may have been made to one file: what it may have changed is unknown."""
+    path = change.source if change.source is not None else change.path
+    if change.kind == "touch":
+        return
+    if change.kind == "substitute" and change.script is not None:
+        old = state.current(path)
+        if old is not None and change.script.apply(old) == old and not change.backup:
+            return  # the same text whether sed ran on it or not
+    if change.kind != "copy" and path in state.history:
+        state.put(path, index, None, "shell")
+    if change.source is not None:
+        dest = f"{change.path}/{posixpath.basename(path)}" if change.into else change.path
+        state.put(dest, index, None, "shell")
+    elif change.backup:
+        state.put(path + change.backup, index, None, "shell")
+
+
 def _unsure(state: Replay, index: int, change: Change, matched: list[str]) -> None:
     """A glob replay cannot expand exactly: every known file it may have touched (a file it
     may have matched, or one under a folder a tree change may have matched), and what a move
@@ -127,18 +221,6 @@ def _unsure(state: Replay, index: int, change: Change, matched: list[str]) -> No
             if change.source is not None:
                 name = posixpath.relpath(path, posixpath.dirname(match))
                 state.put(f"{change.path}/{name}", index, None, "shell")
-
-
-def _known_paths(state: Replay) -> set[str]:
-    """Every file known to exist now: the starting tree (when known) and every path in the
-    history, less those deleted since."""
-    known = set(state.started_with or ())
-    for path, versions in state.history.items():
-        if versions[-1].origin == "deleted":
-            known.discard(path)
-        else:
-            known.add(path)
-    return known
 
 
 def _joined(base: str | None, path: str) -> str:
@@ -176,6 +258,8 @@ def _transfer(state: Replay, index: int, change: Change, where: tuple[str, str],
         pairs = [(p, dest + p[len(source) :]) for p in sorted(inside)] or pairs
     for old, new in pairs:
         content = state.current(old) if ok else None
+        if ok and not unformatted(state, old, index):
+            state.formatted[new] = index  # as formatted as its source
         state.put(new, index, content, "moved" if ok else "shell")
         if change.kind == "move" and ok:
             _delete(state, index, [old])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 # A check command: its exit status says whether the code is right.
@@ -31,7 +31,7 @@ _MUTATING = re.compile(
     r"""(?x)
     (^|[\s;&|(])(
         sed\s+(-[a-zA-Z]*i|--in-place)
-      | perl\s+-[a-zA-Z]*i
+      | perl\s+-[0-9acnpstuwlTUWXS]*i
       | tee\b | mv\b | cp\b | rm\b | touch\b | mkdir\b | ln\b | truncate\b | patch\b
       | git\s+(checkout|restore|apply|reset|stash|mv|rm|revert|cherry-pick|merge|rebase|pull)\b
       | (npm|pnpm|yarn)\s+(init|install|i|add|create)\b
@@ -86,8 +86,111 @@ def filtered_exit(command: str) -> bool:
 
 
 def is_mutating(command: str) -> bool:
-    """True when the command may change workspace files (so replay cannot know the result)."""
-    return bool(_MUTATING.search(command)) or bool(redirect_targets(command))
+    """True when the command may change workspace files (so replay cannot know the result):
+    a known writer anywhere in its text, a redirection into a file, or an in-place ``sed`` /
+    ``perl`` however its options are spelled (``sed -E -i``, ``perl -0pi``, ``perl -p -i``),
+    also run by ``xargs`` or ``find -exec``, and ``find -delete``."""
+    if _MUTATING.search(command) or redirect_targets(command):
+        return True
+    return any(_mutates(c.argv) for c in simple_commands(command))
+
+
+def _mutates(argv: Sequence[str]) -> bool:
+    words = next(_argv([w for w in argv if w]), [])
+    program, args = (words[0], words[1:]) if words else ("", [])
+    if program == "find":
+        return "-delete" in args or any(_mutates(run) for run, _ in find_actions(args))
+    return program in ("sed", "perl") and in_place(program, args)
+
+
+_SED_BUNDLED = frozenset("Ernsuz")
+"""sed flags that may run together before ``-i`` (``-Ei``, ``-ni``)."""
+_PERL_BUNDLED = frozenset("acnpstuwTUWXS")
+"""perl switches without a value that may run together before ``-i`` (``-pi``)."""
+
+
+def in_place(program: str, args: Sequence[str]) -> bool:
+    """Whether ``sed`` / ``perl`` with ``args`` edit their files in place."""
+    for arg in args:
+        if arg == "--" or arg[:1] != "-":
+            continue
+        if program == "sed" and (arg.startswith("--in-place") or _sed_bundle(arg[1:])):
+            return True
+        if program == "perl" and _perl_bundle(arg[1:]):
+            return True
+    return False
+
+
+def _sed_bundle(flags: str) -> bool:
+    rest = flags.lstrip("".join(_SED_BUNDLED))
+    return rest[:1] in ("i", "I") and set(flags[: len(flags) - len(rest)]) <= _SED_BUNDLED
+
+
+def _perl_bundle(flags: str) -> bool:
+    """``-pi``, ``-0pi``, ``-0777pi``, ``-i.bak``, ``-lpi``: perl reads a bundle switch by
+    switch; ``-0`` and ``-l`` take the digits after them, a valued switch ends it."""
+    i = 0
+    while i < len(flags):
+        ch = flags[i]
+        if ch == "i":
+            return True
+        if ch in "0l":
+            i += 1
+            while i < len(flags) and (flags[i].isdigit() or flags[i] in "xX"):
+                i += 1
+            continue
+        if ch not in _PERL_BUNDLED:
+            return False
+        i += 1
+    return False
+
+
+_XARGS_VALUED = frozenset("adEILnPs")
+"""xargs options whose value is the next word when not attached."""
+
+
+def xargs_command(args: Sequence[str]) -> tuple[list[str], str | None]:
+    """The command ``xargs`` runs (its options taken off) and the ``-I`` / ``-i`` string its
+    input replaces (None: the input words are appended)."""
+    i, replace = 0, None
+    while i < len(args) and args[i][:1] == "-" and args[i] != "-":
+        arg = args[i]
+        if arg == "--":
+            i += 1
+            break
+        name, _, value = arg.partition("=")
+        if arg.startswith("--"):
+            replace = value or "{}" if name == "--replace" else replace
+        elif arg[1] in "iI":
+            replace = arg[2:] or (None if arg[1] == "i" else _at(args, i + 1)) or "{}"
+            i += arg[1] == "I" and not arg[2:]
+        elif arg[1] in _XARGS_VALUED and not arg[2:]:
+            i += 1
+        i += 1
+    return list(args[i:]), replace
+
+
+def _at(args: Sequence[str], i: int) -> str | None:
+    return args[i] if i < len(args) else None
+
+
+_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+
+
+def find_actions(args: Sequence[str]) -> list[tuple[list[str], str]]:
+    """The commands ``find`` runs for its files (``-exec CMD {} ;`` or ``+``), each with its
+    terminator (``;``, ``+`` or '' when the line ends first)."""
+    found: list[tuple[list[str], str]] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _EXEC:
+            end = i + 1
+            while end < len(args) and args[end] not in (";", "+"):
+                end += 1
+            found.append((list(args[i + 1 : end]), args[end] if end < len(args) else ""))
+            i = end
+        i += 1
+    return found
 
 
 def redirect_targets(command: str) -> list[str]:
@@ -156,6 +259,8 @@ class SimpleCommand:
     """Targets of ``>``, ``>>``, ``&>``, ``>|`` (not of ``>&`` duplications)."""
     depth: int = 0
     """Subshell nesting: a ``cd`` inside ``( … )`` does not outlive it."""
+    piped: bool = False
+    """Its output is the next command's input (``find … | xargs …``)."""
 
 
 def simple_commands(command: str) -> list[SimpleCommand]:
@@ -182,6 +287,7 @@ def _commands(tokens: list[str]) -> list[SimpleCommand]:
             i += 2
             continue
         if operator:
+            current.piped = token.endswith(("|", "|&")) and not token.endswith("||")
             found.append(current)
             depth += token.count("(") - token.count(")")
             current = SimpleCommand(depth=max(depth, 0))
@@ -208,7 +314,7 @@ def programs(command: str) -> Iterator[list[str]]:
 
 def _argv(words: list[str]) -> Iterator[list[str]]:
     while words and (ASSIGNMENT.match(words[0]) or words[0] in PREFIX_WORDS or words[0] == "$"):
-        words = words[1:]
+        words = xargs_command(words[1:])[0] if words[0] == "xargs" else words[1:]
         if words and words[0].lstrip("-").isdigit():  # nice -n 5
             words = words[1:]
     if words and words[0] == "timeout":

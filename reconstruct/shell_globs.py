@@ -3,8 +3,9 @@
 The shell lexer removes quotes, after which ``'*.ts'`` (a literal name) and ``*.ts`` (a glob)
 are the same word. :func:`shield` first swaps every special character the shell takes
 literally (quoted or backslash-escaped ``* ? [ ] $ \\```) for a private stand-in, so after
-lexing an active ``*`` is a glob and an active ``$`` an expansion; :func:`restore` gives the
-literal text back.
+lexing an active ``*`` is a glob and an active ``$`` an expansion, and a quoted or escaped
+``(``, ``;`` or ``|`` (``find \\( … \\) -exec … \\;``) is a word, not an operator;
+:func:`restore` gives the literal text back.
 
 Patterns are matched as bash matches them without ``globstar``: ``*`` and ``?`` never cross a
 ``/`` (``**`` is ``*``), a name starting with ``.`` is matched only by a literal ``.``, and a
@@ -15,12 +16,13 @@ expand).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 
 from trajforge.reconstruct.shell import HEREDOC, strip_comments
 
-_STAND_IN = {ch: chr(0xE000 + n) for n, ch in enumerate("*?[]$`{}")}
+_STAND_IN = {ch: chr(0xE000 + n) for n, ch in enumerate("*?[]$`{}();<>|&")}
 QUOTED_BRACES = (_STAND_IN["{"], _STAND_IN["}"])
 """``{`` and ``}`` as :func:`shield` writes them inside quotes (``"${f}"``)."""
 _RESTORE = str.maketrans({v: k for k, v in _STAND_IN.items()})
@@ -102,6 +104,107 @@ def expand(pattern: str, paths: Iterable[str], loose: bool = False) -> list[str]
             if regex.fullmatch(candidate):
                 found.add(candidate)
     return sorted(found)
+
+
+def fnmatch_regex(pattern: str, loose: bool = False) -> re.Pattern[str] | None:
+    """``find``'s reading of a pattern (``-name``, ``-path``): fnmatch without special
+    slashes or dots, so ``*`` crosses ``/`` and matches a leading ``.``; None when it holds
+    what replay does not expand (``loose``: such a part matches any one character)."""
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 1
+        elif ch in "*?":
+            out.append(".*" if ch == "*" else ".")
+        elif ch == "[":
+            end = _bracket_end(pattern, i)
+            plain = end is not None and _plain(pattern[i + 1 : end])
+            if end is not None and not plain and not loose:
+                return None
+            out.append(_bracket(pattern[i + 1 : end]).replace("^/", "^") if plain and end else ".")
+            i = end if end is not None else i
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+_SEQUENCE = re.compile(
+    r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?|([a-zA-Z])\.\.([a-zA-Z])(?:\.\.(-?\d+))?"
+)
+BRACE_LIMIT = 512
+"""Most words one brace expansion may make; a larger one is left unexpanded (no file)."""
+
+
+def braces(word: str) -> list[str]:
+    """Bash's brace expansion of a shielded word: ``src/{a,b}.ts`` → ``src/a.ts src/b.ts``,
+    ``f{,.bak}``, ``{1..3}``, nested lists; ``${x}``, ``{}`` and ``{a}`` are no lists. Quoted
+    braces are stand-ins, so never expanded. More than :data:`BRACE_LIMIT` words: ``[word]``."""
+    found = _brace(word)
+    if found is None:
+        return [word]
+    prefix, items, suffix = found
+    words = [w for item in items for w in braces(prefix + item + suffix)]
+    return words if len(words) <= BRACE_LIMIT else [word]
+
+
+def _brace(word: str) -> tuple[str, list[str], str] | None:
+    """(text before, the list's items, text after) of the first brace list in ``word``."""
+    start = 0
+    while (open_at := word.find("{", start)) >= 0:
+        close, commas = _brace_close(word, open_at)
+        if close is None:
+            return None
+        if open_at > 0 and word[open_at - 1] == "$":  # ${x}: a parameter, not a list
+            start = close + 1
+            continue
+        body = word[open_at + 1 : close]
+        items = _split_at(body, commas, open_at + 1) if commas else _sequence(body)
+        if items is not None:
+            return word[:open_at], items, word[close + 1 :]
+        start = open_at + 1
+    return None
+
+
+def _brace_close(word: str, open_at: int) -> tuple[int | None, list[int]]:
+    """Index of the ``}`` closing the ``{`` at ``open_at``, and its top-level commas."""
+    depth, commas = 0, list[int]()
+    for i in range(open_at, len(word)):
+        if word[i] == "{":
+            depth += 1
+        elif word[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i, commas
+        elif word[i] == "," and depth == 1:
+            commas.append(i)
+    return None, commas
+
+
+def _split_at(body: str, commas: list[int], offset: int) -> list[str]:
+    bounds = [offset - 1, *commas, offset + len(body)]
+    return [body[a - offset + 1 : b - offset] for a, b in itertools.pairwise(bounds)]
+
+
+def _sequence(body: str) -> list[str] | None:
+    """``1..3``, ``01..10``, ``a..e``, ``1..9..2``: the words of a sequence expression."""
+    match = _SEQUENCE.fullmatch(body)
+    if match is None:
+        return None
+    first, last, step, low, high, letter_step = match.groups()
+    if low is not None:
+        by = abs(int(letter_step or 1)) or 1
+        a, b = ord(low), ord(high)
+        return [chr(c) for c in range(a, b + (1 if b >= a else -1), by if b >= a else -by)]
+    a, b, by = int(first), int(last), abs(int(step or 1)) or 1
+    if abs(b - a) // by >= BRACE_LIMIT:
+        return None
+    padded = any(len(n.lstrip("-")) > 1 and n.lstrip("-")[0] == "0" for n in (first, last))
+    width = max(len(first), len(last)) if padded else 0
+    numbers = range(a, b + (1 if b >= a else -1), by if b >= a else -by)
+    return [f"{n:0{width}d}" for n in numbers]
 
 
 def unseen(globbed: Iterable[tuple[int, str, bool]], firsts: Mapping[str, int]) -> dict[str, int]:

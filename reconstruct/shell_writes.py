@@ -2,27 +2,42 @@
 ``cd`` and each program's own options (``sed -i ''`` on macOS, ``-e SCRIPT``, ``truncate -s``).
 
 Each effect is a :class:`Change`: a write (content unknown), a ``sed -i`` substitution whose
-new content replay computes when it knows the old one (:mod:`sed_call`), a deletion (``rm``),
-or a move or copy whose destination replay can fill from the source when it knows it. Best
-effort and on the side of precision: a word that still holds a variable, a brace list or a
-substitution names no file that can be known, and after a ``cd`` to such a place no relative
-path can be placed. An unquoted glob in a file word of ``sed -i``, ``rm``, ``mv`` and ``cp``
-(a move's or copy's source, not its destination) is kept as a pattern that replay expands
-against the files it knows (:mod:`shell_globs`); in any other word it names no file.
+new content replay computes when it knows the old one (:mod:`sed_call`), a ``touch`` (a file
+that exists keeps its content), a deletion (``rm``), or a move or copy whose destination replay
+can fill from the source when it knows it. Best effort and on the side of precision: a word
+that still holds a variable or a substitution names no file that can be known, and after a
+``cd`` to such a place no relative path can be placed. Brace lists expand as bash expands them
+(``touch src/{a,b}.ts``, ``cp f{,.bak}``). An unquoted glob in a file word of ``sed -i``,
+``perl -i``, ``rm``, ``mv``, ``cp``, ``tee``, ``touch``, ``truncate`` or a redirection (a
+move's or copy's source, not its destination) is kept as a pattern that replay expands
+against the files it knows (:mod:`shell_globs`). Files another command listed (``find … |
+xargs sed -i``, ``find -exec``, ``while read f``, ``for f in $(…)``) are a selection
+(:mod:`shell_streams`); a loop's body runs once per word of its list (:mod:`shell_loops`).
 """
 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from trajforge.reconstruct.sed_call import sed_call
 from trajforge.reconstruct.sed_script import SedScript
-from trajforge.reconstruct.shell import UNRESOLVED, simple_commands
-from trajforge.reconstruct.shell_globs import QUOTED_BRACES, is_glob, restore, shield
+from trajforge.reconstruct.shell import UNRESOLVED, SimpleCommand, simple_commands
+from trajforge.reconstruct.shell_globs import braces, is_glob, restore, shield
+from trajforge.reconstruct.shell_listing import Producer, Selection
+from trajforge.reconstruct.shell_loops import Loop, iterations, shell_script, unkeyworded
+from trajforge.reconstruct.shell_select import producer
+from trajforge.reconstruct.shell_streams import (
+    HOLDS,
+    Streams,
+    loop_words,
+    read_loop,
+    runs,
+    selected,
+    substitutions,
+)
 
 _VALUED = {
     "sed": {"-e", "--expression", "-f", "--file", "-l", "--line-length"},
@@ -83,9 +98,9 @@ def _in_place(args: Sequence[str]) -> tuple[bool, list[str]]:
 class Change:
     """One effect of a shell command on a file, in the order the command ran them."""
 
-    kind: Literal["write", "substitute", "delete", "move", "copy"]
+    kind: Literal["write", "substitute", "delete", "move", "copy", "touch"]
     """write: content unknown after; substitute: ``script`` rewrote it; delete: gone; move /
-    copy: ``path`` gets ``source``."""
+    copy: ``path`` gets ``source``; touch: a new file when there was none, else unchanged."""
     path: str
     """The file changed (a move's or copy's destination)."""
     source: str | None = None
@@ -101,9 +116,12 @@ class Change:
     """substitute: the ``s`` commands that rewrote the file."""
     backup: str = ""
     """sed -i SUFFIX: the file's old content is kept at ``path + backup``."""
+    select: Selection | None = None
+    """The files are those another command listed (``find … | xargs sed -i``): the ones
+    under ``path`` (a move's or copy's ``source``) the selection picks."""
 
 
-_GLOBBING = frozenset({"sed", "rm", "mv", "cp"})
+_GLOBBING = frozenset({"sed", "perl", "rm", "mv", "cp", "tee", "touch", "truncate"})
 """Programs whose file words replay expands when they are globs."""
 
 
@@ -124,7 +142,8 @@ def _edited(program: str, args: Sequence[str]) -> list[Change]:
 
 
 def _named(program: str, args: Sequence[str]) -> list[Change]:
-    return [Change("write", w) for w in _split(program, args)[0]]
+    kind: Literal["write", "touch"] = "touch" if program == "touch" else "write"
+    return [Change(kind, w) for w in _split(program, args)[0]]
 
 
 def _removed(program: str, args: Sequence[str]) -> list[Change]:
@@ -172,62 +191,90 @@ def _cd(cwd: str | None, args: Sequence[str]) -> str | None:
 
 def changes(command: str) -> list[Change]:
     """What a command did to files, in order: redirections, sed -i / perl -i, tee, touch,
-    truncate (writes), rm (deletions), mv and cp; each path placed by any ``cd`` before it in
-    the command (relative to the folder it started in, or absolute). /dev/* and words whose
-    file cannot be known are left out."""
-    found: list[Change] = []
+    truncate (writes), rm (deletions), mv and cp, also run by ``xargs``, ``find -exec`` and
+    loops; each path placed by any ``cd`` before it in the command (relative to the folder it
+    started in, or absolute), brace lists expanded. /dev/* and words whose file cannot be
+    known are left out; files another command listed are a selection (:mod:`shell_streams`)."""
+    walk = _Walk()
+    walk.line(command)
+    return walk.found
+
+
+def _redirect(target: str) -> Change:
+    """A redirection's target (a brace list in it: bash refuses it, nothing is written)."""
+    expanded = braces(target)
+    return Change("write", expanded[0] if len(expanded) == 1 else "")
+
+
+@dataclass
+class _Walk:
+    """Where :func:`changes` is in a command line."""
+
     cwd: str | None = "."
-    outer: list[str | None] = []
-    loops: list[tuple[str, list[str]]] = []
-    for cmd in simple_commands(shield(command)):
-        while len(outer) > cmd.depth:
-            cwd = outer.pop()
-        while len(outer) < cmd.depth:
-            outer.append(cwd)
-        argv = _unkeyworded(cmd.argv)
+    outer: list[str | None] = field(default_factory=list)
+    loops: list[Loop] = field(default_factory=list)
+    streams: Streams = field(default_factory=Streams)
+    found: list[Change] = field(default_factory=list)
+
+    def line(self, command: str) -> None:
+        """Every simple command of ``command`` (a shielded one: as it is written)."""
+        stream: Producer | None = None
+        for cmd in substitutions(simple_commands(shield(command)), self.streams):
+            self.enter(cmd.depth)
+            argv = [w for word in unkeyworded(cmd.argv) for w in braces(word)]
+            if not self.header(cmd, argv, stream):
+                for targets in iterations(cmd.writes, self.loops):
+                    self.found += [c for t in targets for c in self.place(_redirect(t), True)]
+                for run in runs(argv, stream, self.streams, self.cwd):
+                    for words in iterations(run, self.loops):
+                        self.run(words)
+            stream = producer(argv, stream) if cmd.piped else None
+
+    def enter(self, depth: int) -> None:
+        """Into or out of subshells: a ``cd`` inside one does not outlive it."""
+        while len(self.outer) > depth:
+            self.cwd = self.outer.pop()
+        while len(self.outer) < depth:
+            self.outer.append(self.cwd)
+
+    def header(self, cmd: SimpleCommand, argv: list[str], stream: Producer | None) -> bool:
+        """A loop's header (``for … in``, ``while read``) or its ``done``: True when ``cmd``
+        was one."""
         if argv[:1] == ["for"] and len(argv) > 2 and argv[2] == "in":
-            loops.append((argv[1], argv[3:]))
-            continue
-        if cmd.argv[:1] == ["done"] and loops:
-            loops.pop()
-            continue
-        for words in _iterations(argv, loops):
-            program = posixpath.basename(restore(words[0])) if words else ""
-            if program == "cd":
-                cwd = _cd(cwd, [restore(a) for a in words[1:]])
-                continue
-            writer = _WRITERS.get(program)
-            made = [_placed(cwd, Change("write", t)) for t in cmd.writes]
-            done = writer(program, words[1:]) if writer else []
-            made += [_placed(cwd, c, program in _GLOBBING) for c in done]
-            found += [c for c in made if c is not None]
-    return found
+            self.loops.append([(argv[1], loop_words(argv[3:], self.streams, self.cwd))])
+        elif cmd.argv[:1] in (["while"], ["until"]):
+            bound = read_loop(argv, stream, self.streams, self.cwd)
+            self.loops.append(bound or [])
+            return bound is not None
+        elif cmd.argv[:1] == ["done"]:
+            if self.loops:
+                self.loops.pop()
+        else:
+            return False
+        return True
 
+    def run(self, words: list[str]) -> None:
+        """One simple command: a ``cd``, or a program whose changes are recorded."""
+        program = posixpath.basename(restore(words[0])) if words else ""
+        if program == "cd":
+            self.cwd = _cd(self.cwd, [restore(a) for a in words[1:]])
+            return
+        script = shell_script(program, words[1:])
+        if script is not None:  # sh -c '…' _ {}: the script runs here, the words its $1 …
+            inner = _Walk(cwd=self.cwd, streams=self.streams)
+            inner.line(script)
+            self.found += inner.found
+            return
+        writer = _WRITERS.get(program)
+        for change in writer(program, words[1:]) if writer else []:
+            self.found += self.place(change, program in _GLOBBING)
 
-_KEYWORDS = frozenset({"do", "then", "else", "elif", "{", "!", "if", "while", "until"})
-"""Shell words that open the simple command after them (``do sed -i … "$f"``)."""
-
-
-def _unkeyworded(argv: list[str]) -> list[str]:
-    """``argv`` without the shell keywords before its program."""
-    n = 0
-    while n < len(argv) and argv[n] in _KEYWORDS:
-        n += 1
-    return argv[n:]
-
-
-def _iterations(argv: list[str], loops: list[tuple[str, list[str]]]) -> list[list[str]]:
-    """The commands a ``for VAR in WORDS`` loop runs: one per word where ``argv`` uses the
-    loop's variable (``$f``, ``${f}``; each word as the list spelled it, so a glob in the list
-    is expanded where the files are read), else ``argv`` once."""
-    runs = [argv]
-    for name, words in loops:
-        var = re.escape(name)
-        uses = re.compile(rf"\$(?:{var}\b|[{{{QUOTED_BRACES[0]}]{var}[}}{QUOTED_BRACES[1]}])")
-        if any(uses.search(a) for a in argv):
-            escaped = [w.replace("\\", "\\\\") for w in words]  # literal in re.sub
-            runs = [[uses.sub(w, a) for a in run] for run in runs for w in escaped]
-    return runs
+    def place(self, change: Change, globbing: bool) -> list[Change]:
+        """``change`` placed under the current folder (none when a word names no file)."""
+        if HOLDS.search(change.path) or (change.source and HOLDS.search(change.source)):
+            return selected(self.cwd, change, self.streams, lambda w: _path(self.cwd, w, False))
+        placed = _placed(self.cwd, change, globbing)
+        return [placed] if placed is not None else []
 
 
 def _placed(cwd: str | None, change: Change, globbing: bool = False) -> Change | None:

@@ -293,7 +293,11 @@ GLOB_CASES = [
     ('rm "$d"/*.ts ~/x/*.ts', [("delete", "~/x/*.ts", None)]),
     ("mv src/*.ts dest", []),  # one match renames, several move into dest: unknown
     ("cp a.ts dir/*.ts", []),  # a glob destination
-    ("touch *.ts; echo x > *.log; perl -pi -e 's/a/b/' *.py", []),  # only sed, rm, mv, cp
+    # bash expands a glob in every word, a redirection's target too
+    (
+        "touch *.ts; echo x > *.log; perl -pi -e 's/a/b/' *.py",
+        [("touch", "*.ts", None), ("write", "*.log", None), ("write", "*.py", None)],
+    ),
     ("rm src/*/../x.ts src/*/", []),
 ]
 
@@ -398,8 +402,8 @@ def test_computed_content_is_what_gnu_sed_writes_in_either_locale() -> None:
          [("substitute", "pkg/core/*.ts")]),
         # the program after a keyword is the program
         ("if true; then rm x.txt; fi", [("delete", "x.txt")]),
-        # a list replay cannot read names no file, as before
-        ("for f in $(ls); do rm $f; done", []),
+        # a list replay cannot read: the body may change any file (a selection, anywhere)
+        ("for f in $(ls); do rm $f; done", [("delete", ".")]),
         ("sed -i s/a/b/ $f", []),
     ],
 )  # fmt: skip
