@@ -94,7 +94,8 @@ def _resolved(state: Replay, run: _Run, change: Change) -> Change | None:
         if rel is None:
             return None
         paths.append(posixpath.dirname(rel) if root else rel)
-    return replace(change, path=paths[0], source=paths[1])
+    first = paths[0] if paths[0] is not None else change.path
+    return replace(change, path=first, source=paths[1])
 
 
 def _apply(state: Replay, run: _Run, change: Change) -> None:
@@ -158,7 +159,8 @@ def apply_selected(state: Replay, run: _Run, change: Change) -> None:
         verdict = select.verdict(rel, state.current(path))
         if verdict is False:
             continue
-        target = replace(change, select=None, glob=False, **{"source" if moving else "path": path})
+        plain = replace(change, select=None, glob=False)
+        target = replace(plain, source=path) if moving else replace(plain, path=path)
         if verdict and sure and not _ODD.search(path):
             _apply(state, run, target)
         else:
