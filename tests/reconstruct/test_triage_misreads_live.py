@@ -10,31 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from trajforge.reconstruct.families import Found, candidates
-from trajforge.reconstruct.replay import replay
-
 from .events import Script
-
-CALC = "def add(a, b):\n    return a + b\n"
-SUB = "return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
-
-
-def run(s: Script, root: str = "/w") -> Found:
-    return candidates(s.events, replay(s.events, root))
-
-
-def reasons(found: Found) -> list[str]:
-    return [d.reason.value for d in found.drops]
-
-
-def families(found: Found) -> list[str]:
-    return [c.family for c in found.candidates]
-
-
-def coding(request: str) -> Script:
-    s = Script().user(request).read("calc.py", CALC).edit("calc.py", "return a + b\n", SUB)
-    return s.shell("python3 -m pytest -q", 0, "1 passed")
-
+from .test_triage_misreads import coding, families, reasons, run
 
 # --- 5. the workspace is not "the machine" -------------------------------------------------
 
