@@ -214,12 +214,12 @@ def _qa_candidate(
 
 def _episode_candidate(
     episode: Episode, start: Snapshot, state: Replay, runs: Sequence[CheckRun]
-) -> Candidate | Drop | None:
+) -> Candidate | Drop:
     end = state.state_at(episode.last)
     created, modified = _changed(start, end)
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
     if not created and not modified:
-        return None  # changes we could not reconstruct: nothing to verify against
+        return _unchanged(episode, state, end)
     if docs_only(changed := created + modified + _deleted(start, end)):
         listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
         detail = f"changes only documentation or configuration ({listed})"
@@ -249,6 +249,33 @@ def _episode_candidate(
         tests=tests,
         shell_commands=shell_cmds,
     )
+
+
+SEEN = ("base", "read")
+"""Origins of a file version that are observations, not changes."""
+
+
+def _unchanged(episode: Episode, state: Replay, end: Snapshot) -> Drop:
+    """An episode that changed files, yet leaves none known to differ: a loss said out loud."""
+    touched = {
+        path
+        for path, versions in state.history.items()
+        if any(episode.first <= v.index <= episode.last and v.origin not in SEEN for v in versions)
+    }
+    unknown = sorted(touched & (end.partial | end.missing))
+    if unknown:
+        listed = ", ".join(unknown[:5]) + (", …" if len(unknown) > 5 else "")
+        detail = f"its changes cannot be recovered: it changed files known only in part ({listed})"
+        reason = Reason.WORKSPACE_INCOMPLETE
+    elif touched:
+        detail = f"its edits leave every file they touched as it was ({sorted(touched)[0]}, …)"
+        reason = Reason.NO_DELIVERABLE
+    else:
+        ran = state.shell_changed(episode.first, episode.last)
+        shown = f" (`{ran[0][:80]}`)" if ran else ""
+        detail = f"no workspace file is known to change: only commands of unrecorded effect{shown}"
+        reason = Reason.NO_DELIVERABLE
+    return Drop(reason, episode.first, episode.last, detail, episode.request[:160])
 
 
 def _context(kept: Sequence[tuple[Thread, str]], index: int) -> str:

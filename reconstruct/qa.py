@@ -84,8 +84,11 @@ def judge_qa(
         )
     outputs, read_machine = _outputs(events, first, last)
     key = answer_key(request, answer, Grounds(files, outputs))
-    if key is None and _denies(request, answer):
-        key = answer_key(request, f"No. {answer}", Grounds(files, outputs))
+    denied = _denied(request, answer)
+    if key is None and denied:
+        key = _stated_as_denial(
+            answer_key(request, f"No. {answer}", Grounds(files, outputs)), denied
+        )
     if key is None or len(key.required) < rules.MIN_REQUIRED_FACTS:
         if read_machine:
             return QaVerdict(None, Reason.LIVE_STATE, "the answer rests on the machine's state")
@@ -97,14 +100,26 @@ def judge_qa(
     return _crux(key)
 
 
-def _denies(question: str, answer: str) -> bool:
-    """A yes/no question whose answer opens by denying what it asks ("is the random number
-    seeded?" → "`crypto.getRandomValues()` isn't seeded like a traditional PRNG"): its "no"."""
+def _denied(question: str, answer: str) -> str | None:
+    """The word a yes/no question asks about when its answer opens by denying it ("is the random
+    number seeded?" → "`crypto.getRandomValues()` isn't seeded like a traditional PRNG"): its
+    "no"; None when the answer does not."""
     m = rules.PREDICATE.search(question)
     if m is None or "polarity" not in focus_of(question):
-        return False
+        return None
     first = re.split(r"(?<=[.!?])\s|\n", answer.strip(), maxsplit=1)[0]
-    return re.search(rules.DENIAL + re.escape(m.group(1)) + r"\b", first) is not None
+    found = re.search(rules.DENIAL + re.escape(m.group(1)) + r"\b", first)
+    return m.group(1) if found else None
+
+
+def _stated_as_denial(key: AnswerKey | None, word: str) -> AnswerKey | None:
+    """``key`` whose "no" the answer states by denying ``word`` (the checker reads it so)."""
+    if key is None:
+        return None
+    required = tuple(
+        f.model_copy(update={"denies": word}) if f.kind == "polarity" else f for f in key.required
+    )
+    return key.model_copy(update={"required": required})
 
 
 def _crux(key: AnswerKey) -> QaVerdict:

@@ -29,10 +29,31 @@ RAY_MODULES = frozenset({"tests/test_executors.py", "tests/scale/test_stages_on_
 """Modules that start a local Ray instance: run on one pytest-xdist worker, one after the other."""
 
 
+LONGEST = ("tests/validate/test_real_typescript.py", "tests/test_demo.py")
+"""The two longest modules (12 and 10 minutes on two cores, session 14), dispatched before the
+other slow ones: the last group to start then ends close to the rest."""
+
+
+def _group(item: pytest.Item) -> str:
+    module = item.nodeid.split("::", 1)[0]
+    return "ray" if module in RAY_MODULES else module
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``-n N --dist loadgroup``, the default in pyproject) each module is
     one group, so its module and session fixtures are built once, on one worker; the Ray
-    modules are one group between them."""
+    modules are one group between them. ``tryfirst``: xdist's worker turns the marks into
+    groups in its own hook of this name, which otherwise runs first and sees none (every
+    module's tests were then spread over both workers, and its fixtures built on each).
+
+    Groups holding a ``slow`` test are dispatched first (with ``--no-loadscope-reorder`` in
+    pyproject, xdist hands groups out in collection order), so that no long module starts last
+    while the other worker idles."""
+    slow = set()
     for item in items:
-        module = item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group("ray" if module in RAY_MODULES else module))
+        item.add_marker(pytest.mark.xdist_group(_group(item)))
+        if item.get_closest_marker("slow") is not None:
+            slow.add(_group(item))
+    first = {g: n for n, g in enumerate(LONGEST)}
+    items.sort(key=lambda item: (_group(item) not in slow, first.get(_group(item), len(first))))

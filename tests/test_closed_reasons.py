@@ -125,3 +125,15 @@ def test_the_spelling_check_sees_a_status_string() -> None:
     tree = ast.parse('if v.status != "accepted" or cell(result="unknown"): pass')
     found = spelled_closed_values("x.py", tree, _closed_values())
     assert found == ["x.py:1: 'accepted'", "x.py:1: 'unknown'"]
+
+
+def test_no_rollout_status_is_spelled_as_a_string_in_train() -> None:
+    """Rollouts, eval rows and the training log compare :class:`RolloutStatus` members."""
+    from trajforge.records import RolloutStatus
+
+    values = {s.value for s in RolloutStatus}
+    bad = []
+    for rel, tree in _modules():
+        if rel.startswith(("train/", "trajforge/cli/train", "trajforge/cli/eval")):
+            bad += spelled_closed_values(rel, tree, values)
+    assert not bad, "use the RolloutStatus member, not its string:\n" + "\n".join(bad)

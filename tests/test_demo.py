@@ -24,9 +24,9 @@ def test_samples_are_identical_to_fixtures() -> None:
         assert sample.read_bytes() == fixture.read_bytes(), sample
 
 
-def _demo(out: Path) -> subprocess.CompletedProcess[str]:
+def _demo(out: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "trajforge.cli.main", "demo", "-o", str(out), "--json"],
+        [sys.executable, "-m", "trajforge.cli.main", "demo", "-o", str(out), "--json", *extra],
         capture_output=True,
         text=True,
         timeout=900,
@@ -34,6 +34,7 @@ def _demo(out: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1800)  # two demo runs
 def test_demo_reconstructs_and_validates_every_task(tmp_path: Path) -> None:
     result = _demo(tmp_path)
@@ -66,8 +67,10 @@ def test_demo_reconstructs_and_validates_every_task(tmp_path: Path) -> None:
     assert len(data_rows) == data["tasks"] > 0
     assert all(r["status"] == "accepted" for r in data_rows)  # stored queries re-executed
     _later_stages_ran(report)
-    again = _demo(tmp_path)
+    again = _demo(tmp_path, "--stop-after", "push")  # the learning stages were proven above
     second = json.loads(again.stdout)
+    assert list(second["seconds"]) == list(STAGES[: STAGES.index("push") + 1])
+    assert "eval" not in second and "train" not in second
     assert second["reconstruct"]["written"] == 0  # same ids, nothing rewritten
     assert second["dataenv"]["written"] == 0
     assert second["validate"]["tasks"] == rows  # cached: the same verdicts, nothing re-run

@@ -5,8 +5,10 @@ extras installed (no pytest: every code oracle "failed"), and a venv under /tmp 
 the local sandbox (its /tmp is fresh), so data tasks ran with the system python and no polars.
 Here a fresh venv is made under /tmp, the project installed into it with the base install only
 (``pip install -e REPO``: no extras, no torch), and the demo's validation stage is run with that
-venv's ``trajforge`` through the local sandbox: reconstruct the bundled samples, build data
-tasks, validate. Every family must have accepted tasks. Needs PyPI (or pip's cache) and root
+venv's ``trajforge`` through the local sandbox: reconstruct the bundled samples of one harness
+(Claude Code's hold a build, an extend, a repair and a qa task: every code family; the demo test
+validates all five harnesses' samples), build data tasks, validate. Every family must have
+accepted tasks. Needs PyPI (or pip's cache) and root
 for the local sandbox; skips loudly only when the local sandbox is unavailable.
 """
 
@@ -26,10 +28,10 @@ from trajforge.registry import SANDBOXES, create
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[1]
-SAMPLES = REPO / "trajforge" / "samples"
+SAMPLES = REPO / "trajforge" / "samples" / "claude-code"
 FAMILIES = {"build", "extend", "repair", "qa", "data"}
-DATA_TASKS = 5
-"""Data tasks built (the demo builds 20; five cover the runtime: each runs polars)."""
+DATA_TASKS = 3
+"""Data tasks built (the demo builds 20; three cover the runtime: each runs polars)."""
 INSTALL_TIMEOUT_S = 900
 """pip from an empty venv: the base dependencies (polars, pyarrow, tree-sitter, ...)."""
 

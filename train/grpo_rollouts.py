@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from trajforge.errors import TrajforgeError
+from trajforge.records import RolloutStatus
 from trajforge.scrub import Scrubber
 from trajforge.train import ranks
 from trajforge.train.capture import CaptureProxy, Row, stitch
@@ -113,7 +114,9 @@ class RolloutRunner:
         """Append the rollout record of ``task_id`` sampled at ``step`` (and keep it)."""
         doc: dict[str, Any] = {"step": step, "task": task_id, "rank": ranks.rank()}
         if rollout is None:
-            doc.update(status="error", reward=None, reasons=["the rollout could not start"])
+            doc.update(
+                status=RolloutStatus.ERROR, reward=None, reasons=["the rollout could not start"]
+            )
         else:
             doc.update(rollout.model_dump(mode="json", exclude={"tests", "stderr_tail"}))
         doc.update(
@@ -164,8 +167,10 @@ def summarise(records: list[dict[str, Any]]) -> dict[str, Any]:
         "scored": len(scored),
         "unscored": len(records) - len(scored),
         "mean_reward": _mean([float(r["reward"]) for r in scored]),
-        "block_rate": _mean([1.0 if r.get("status") == "blocked" else 0.0 for r in records]),
-        "timeouts": sum(1 for r in records if r.get("status") == "timeout"),
+        "block_rate": _mean(
+            [1.0 if r.get("status") == RolloutStatus.BLOCKED else 0.0 for r in records]
+        ),
+        "timeouts": sum(1 for r in records if r.get("status") == RolloutStatus.TIMEOUT),
         "broken_rows": sum(1 for r in records if r.get("broken")),
         "mean_turns": _mean([float(r.get("turns", 0)) for r in records]),
         "per_family": families,

@@ -109,9 +109,9 @@ class Verdict:
     @property
     def reward(self) -> float | None:
         """The verifier's reward after ok and timeout runs; 0 when blocked; None = unscored."""
-        if self.status in ("ok", "timeout"):
+        if self.status.scored:
             return self.verifier_reward
-        return None if self.status == "error" else 0.0
+        return None if self.status == RolloutStatus.ERROR else 0.0
 
 
 def score(spec: RolloutSpec, ws: Path, answer: str | None) -> tuple[float, tuple[VerifyTest, ...]]:
@@ -132,25 +132,25 @@ def status_of(run: HarnessRun, blocks: tuple[GuardBlock, ...]) -> Verdict:
         why = (
             "the guard blocked a tool call" if b.kind != "workspace" else b.reason for b in blocks
         )
-        return Verdict("blocked", tuple(dict.fromkeys(why)))
+        return Verdict(RolloutStatus.BLOCKED, tuple(dict.fromkeys(why)))
     if run.timed_out:
-        return Verdict("timeout", ("wall-clock budget ran out",))
+        return Verdict(RolloutStatus.TIMEOUT, ("wall-clock budget ran out",))
     if run.exit_code != 0:
-        return Verdict("error", (f"harness exited with {run.exit_code}",))
+        return Verdict(RolloutStatus.ERROR, (f"harness exited with {run.exit_code}",))
     if run.session_log is None:
-        return Verdict("error", ("the harness wrote no session log",))
-    return Verdict("ok")
+        return Verdict(RolloutStatus.ERROR, ("the harness wrote no session log",))
+    return Verdict(RolloutStatus.OK)
 
 
 def judged(spec: RolloutSpec, verdict: Verdict, ws: Path, answer: str | None) -> Verdict:
     """The verdict with the verifier's reward and tests: it runs after ok and timeout runs."""
-    if verdict.status not in ("ok", "timeout"):
+    if not verdict.status.scored:
         return verdict
     try:
         verifier_reward, tests = score(spec, ws, answer)
     except SandboxError as exc:  # the sandbox failed: the rollout is unscored
         log.warning("verifier failed for %s: %s", spec.task.id, exc)
-        return Verdict("error", (f"verifier: {type(exc).__name__}: {exc}",))
+        return Verdict(RolloutStatus.ERROR, (f"verifier: {type(exc).__name__}: {exc}",))
     return dataclasses.replace(verdict, verifier_reward=verifier_reward, tests=tests)
 
 

@@ -10,7 +10,7 @@ executor.
   :class:`concurrent.futures.ProcessPoolExecutor` of N processes.
 - ``ray``: one Ray task per item (:mod:`trajforge.executors_ray`, imported lazily).
 
-A failing item is retried ``retries`` times, then reported with reason "error". When a pool
+A failing item is retried ``retries`` times, then reported with reason ``Status.ERROR``. When a pool
 worker process dies, every item in flight at that moment is re-run alone, so the crash is
 charged to the item that caused it and never to its neighbours.
 """
@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Executor, WorkOutcome
+from trajforge.records import Status
 from trajforge.registry import EXECUTORS, resolve
 
 log = logging.getLogger(__name__)
@@ -71,12 +72,12 @@ def describe(exc: BaseException) -> str:
 
 
 def accepted(index: int, value: R, attempts: int) -> WorkOutcome[R]:
-    return WorkOutcome(index=index, reason="accepted", value=value, attempts=attempts)
+    return WorkOutcome(index=index, reason=Status.ACCEPTED, value=value, attempts=attempts)
 
 
 def failed(index: int, error: str, attempts: int) -> WorkOutcome[R]:
     log.warning("work item %d failed after %d attempt(s): %s", index, attempts, error)
-    return WorkOutcome(index=index, reason="error", error=error, attempts=attempts)
+    return WorkOutcome(index=index, reason=Status.ERROR, error=error, attempts=attempts)
 
 
 class LocalExecutor:

@@ -10,7 +10,7 @@ Every node needs the same trajforge installed (or a Ray ``runtime_env`` that pro
 item function travels by reference (module and name), items and results by pickle. Ray's own
 task retries are off (``max_retries=0``): this executor resubmits a failed item itself — for an
 exception in the function and for a worker that died alike — up to ``retries`` times, then
-yields it with reason "error". Results stream back as they complete (``ray.wait``), with at
+yields it with reason ``Status.ERROR``. Results stream back as they complete (``ray.wait``), with at
 most a bounded window of tasks in flight so a huge corpus is not submitted all at once.
 """
 

@@ -10,6 +10,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from trajforge.records.base import FROZEN
+from trajforge.records.controls import Status
 
 ResultT = TypeVar("ResultT")
 
@@ -101,8 +102,9 @@ class WorkOutcome(BaseModel, Generic[ResultT]):
     """Record layout version."""
     index: int
     """Position of the item in the sequence given to ``Executor.map``."""
-    reason: Literal["accepted", "error"]
-    """accepted: the item function returned; error: it failed on every attempt."""
+    reason: Literal[Status.ACCEPTED, Status.ERROR]
+    """accepted: the item function returned; error: it failed on every attempt (the one
+    :class:`Status` vocabulary)."""
     value: ResultT | None = None
     """What the item function returned (accepted only)."""
     error: str | None = None

@@ -17,13 +17,14 @@ import posixpath
 import re
 
 from trajforge.reconstruct.facts import NAME_KINDS, names_stated
+from trajforge.reconstruct.triage_rules_qa import DENIAL
 from trajforge.records import AnswerKey, Fact
 from trajforge.verifiers.answer import HEDGE, MAX_ANSWER, NEGATION, AnswerCheck
 from trajforge.verifiers.answer_text import Num, find_numbers, number_runs, strip_markdown
 
-CHECKER_VERSION = 2
-"""Bumped when the fact checker's rules change (2: at most :data:`MAX_NAMES` names): part of
-every validation cache key."""
+CHECKER_VERSION = 3
+"""Bumped when the fact checker's rules change (2: at most :data:`MAX_NAMES` names; 3: a "no"
+stated by denial, :attr:`Fact.denies`): part of every validation cache key."""
 MAX_NAMES = 20
 """An answer to a key that requires a name may state at most this many distinct identifiers
 and paths: more is a list to pick from, not an answer (2 % of the real corpus's assistant
@@ -103,12 +104,23 @@ def _word(fact: Fact, given: str) -> str | None:
     return f"expected {fact.kind} {fact.value}"
 
 
+def _denies(word: str | None, given: str) -> bool:
+    """The answer's first sentence denies ``word`` ("… isn't seeded"), as :attr:`Fact.denies`."""
+    if word is None:
+        return False
+    first = re.split(r"(?<=[.!?])\s|\n", given.strip(), maxsplit=1)[0]
+    return re.search(DENIAL + re.escape(word) + r"\b", first) is not None
+
+
 def _polarity(fact: Fact, given: str) -> str | None:
-    said_yes, said_no = bool(YES.search(given)), bool(NO.search(given))
+    said_yes = bool(YES.search(given))
+    said_no = bool(NO.search(given)) or (fact.value == "no" and _denies(fact.denies, given))
     if fact.value == "yes" and said_yes and not said_no:
         return None
     if fact.value == "no" and said_no and not said_yes:
         return None
+    if fact.denies and fact.value == "no":
+        return f"expected the answer to start with no or deny {fact.denies!r}"
     return f"expected the answer to start with {fact.value}"
 
 

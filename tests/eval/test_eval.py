@@ -23,6 +23,8 @@ from trajforge.train.evaluation.dataset import load_dataset
 from trajforge.train.evaluation.metrics import compute
 from trajforge.train.evaluation.run import Attempt, eval_setup, run_attempt
 
+pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
+
 FAMILIES = {"repair", "qa"}
 BOOT = {"samples": 200, "seed": 0, "confidence": 0.95}
 K = 2

@@ -17,9 +17,11 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+
+from tests.teacher.server import send_json, serve_handler
 
 
 def key_of(body: dict[str, Any]) -> str:
@@ -41,11 +43,7 @@ def _handler(root: Path) -> type[BaseHTTPRequestHandler]:
                 (root / "prompts" / f"{key}.json").write_text(json.dumps(body, indent=1))
                 missing = {"error": {"message": f"no answer for {key}"}}
                 data, code = json.dumps(missing).encode(), 404
-            self.send_response(code)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, code, data)
 
         def log_message(self, format: str, *args: Any) -> None:
             return
@@ -56,14 +54,8 @@ def _handler(root: Path) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve_keyed(root: Path, port: int = 0) -> Iterator[str]:
     """Serve ``root`` on localhost; yields the base URL (``http://127.0.0.1:PORT/v1``)."""
-    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(root))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_handler(_handler(root), port) as url:
+        yield url
 
 
 if __name__ == "__main__":

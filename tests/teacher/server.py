@@ -27,6 +27,15 @@ def load(*names: str) -> list[dict[str, Any] | int]:
     return [json.loads((CASSETTES / f"{n}.json").read_text()) for n in names]
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    """Answer ``handler``'s request with JSON ``data`` and ``status``."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 def _handler(state: Cassettes) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -45,12 +54,7 @@ def _handler(state: Cassettes) -> type[BaseHTTPRequestHandler]:
                 self._send(200, answer)
 
         def _send(self, status: int, doc: dict[str, Any]) -> None:
-            data = json.dumps(doc).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, status, json.dumps(doc).encode())
 
         def log_message(self, format: str, *args: Any) -> None:
             return
@@ -61,7 +65,14 @@ def _handler(state: Cassettes) -> type[BaseHTTPRequestHandler]:
 @contextmanager
 def serve(state: Cassettes) -> Iterator[str]:
     """Serve ``state`` on 127.0.0.1:<free port>; yields the base URL (``.../v1``)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    with serve_handler(_handler(state)) as url:
+        yield url
+
+
+@contextmanager
+def serve_handler(handler: type[BaseHTTPRequestHandler], port: int = 0) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1:``port`` (0: a free one); yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:

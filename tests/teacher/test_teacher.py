@@ -15,6 +15,8 @@ import pytest
 from tests.teacher.server import Cassettes, load, serve
 from trajforge.records import Task, load_record
 
+pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
+
 KEY = "sk-test-teacher-9f8e7d6c5b4a39281706f5e4d3c2b1a0"
 MODEL = "openai:gpt-4.1-mini"
 FAST = ("--set", "max_mutants=4", "--set", "oracle_runs=1")

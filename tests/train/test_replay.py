@@ -23,6 +23,8 @@ from trajforge.train.policy import episode_actions
 from trajforge.train.replay import load_session, replay_task
 from trajforge.train.rollout_spec import setup_for
 
+pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
+
 REPO = Path(__file__).resolve().parents[2]
 SESSIONS = REPO / "tests" / "fixtures" / "sessions" / "pi"
 

@@ -47,6 +47,24 @@ def node_env_cache(
         yield cache
 
 
+def real_qa_task(session_dir: Path, out: Path) -> Task:
+    """The one qa task reconstructed from a shared real session (skips loudly without it)."""
+    if not session_dir.is_dir():
+        pytest.skip(f"SKIPPED: the shared real corpus is not at {session_dir}")
+    pipeline.run([session_dir], out)
+    (task,) = [t for t in tasks_of(out).values() if t.family == "qa"]
+    return task
+
+
+def validated_qa_task(out: Path) -> Task:
+    """``out``'s qa task after validating ``out`` in the local sandbox."""
+    from trajforge.verifiers.validate import run
+
+    run.run(out, local_context())
+    (task,) = [t for t in tasks_of(out).values() if t.family == "qa"]
+    return task
+
+
 def tasks_of(out: Path) -> dict[str, Task]:
     return {p.parent.name: load_record(Task, p) for p in sorted(out.glob("tasks/*/task.json"))}
 

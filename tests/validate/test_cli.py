@@ -17,6 +17,8 @@ from trajforge.reconstruct import pipeline
 from trajforge.records import Reason
 from trajforge.verifiers.validate import run
 
+pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
+
 
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -14,7 +14,7 @@ from trajforge.records import Task, Validation, load_record
 from trajforge.verifiers.teacher.teachers import MinedTeacher
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
-from trajforge.verifiers.validate.instruction import finalise
+from trajforge.verifiers.validate.instruction import REWRITE_VERSION, finalise
 from trajforge.verifiers.validate.leaks import forbidden, mentions
 
 QUICK = ValidateConfig(max_mutants=4, oracle_runs=1)
@@ -61,7 +61,7 @@ def test_build_instruction_states_the_interface_without_leaks(validated: Path) -
     _no_leak(task_dir, task)
     info = task.validation.evidence.instruction
     assert info is not None
-    assert info.rewrite == "offline" and info.dropped == () and info.version == 1
+    assert info.rewrite == "offline" and info.dropped == () and info.version == REWRITE_VERSION
 
 
 def test_qa_instruction_is_unchanged(validated: Path, reconstructed: Path) -> None:

@@ -101,6 +101,16 @@ def test_drop_leaks_drops_lines_and_says_why() -> None:
     ]
 
 
+def test_an_ordered_lists_numbers_are_not_expected_values() -> None:
+    # a recorded teacher instruction (extend-4b178a17) numbered its requirements 1. to 7.;
+    # expected values 3 and 5 of its hidden tests made items 3 and 5 "leaks"
+    items = forbidden({"tests/test_shapes.py": PY_TEST}, "")
+    text = "5. **Padding still applies.**\n9) keep it\n  5. the side is 5\nv5"
+    kept, dropped = drop_leaks(text, items)
+    assert kept == "5. **Padding still applies.**\n9) keep it\nv5"
+    assert dropped == ["line 3 dropped: names expected value '5'"]
+
+
 JS_TEST = """
 const { add, sub: minus } = require('../src/math');
 import * as shapes from '../src/shapes.ts';

@@ -13,12 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.validate.conftest import local_context, tasks_of
-from trajforge.reconstruct import pipeline
+from tests.validate.conftest import real_qa_task, validated_qa_task
 from trajforge.reconstruct.facts import frequent_names, names_stated
 from trajforge.records import AnswerKey, Control, ControlId, Fact
 from trajforge.verifiers.answer_facts import MAX_NAMES, check_key
-from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.qa import check_task_answer
 from trajforge.verifiers.validate.qa_key import GUESSABLE, guesses
 
@@ -80,16 +78,10 @@ def test_a_key_without_names_has_no_guess(workspace: Path) -> None:
 
 
 def test_the_real_yes_no_task_whose_evidence_is_guessable_is_rejected(tmp_path: Path) -> None:
-    if not REAL_PI.is_dir():
-        pytest.skip(f"SKIPPED: the shared real corpus is not at {REAL_PI}")
-    out = tmp_path / "out"
-    pipeline.run([REAL_PI], out)
-    (task,) = [t for t in tasks_of(out).values() if t.family == "qa"]
+    task = real_qa_task(REAL_PI, tmp_path / "out")
     assert task.instruction == "run_benchmark.sh will run both grpo and asyncgrpo?"
     assert check_task_answer(task, "Yes. vLLM").passed  # nine characters, no reading
-    run.run(out, local_context())
-    (task,) = [t for t in tasks_of(out).values() if t.family == "qa"]
-    v = task.validation
+    v = validated_qa_task(tmp_path / "out").validation
     assert v.status == "rejected"
     assert v.reasons[0].startswith(f"{GUESSABLE}: 'Yes. `vLLM`"), v.reasons
     assert len(v.reasons) == 1  # every other control behaved: the guess alone rejects it

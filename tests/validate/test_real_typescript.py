@@ -10,7 +10,10 @@ asks the teacher through the real ``openai`` client, replaying answers recorded 
 prompts (``tests/teacher/cassettes/real/extend-ea784f247da81ae3_*``, see the README there):
 round 1's tests leave 5 of 20 mutants alive, round 2's kill them all, then the teacher writes
 the instruction. Verify scores the start, the stub and a vitest-config hack 0, and the oracle
-and a selector written unlike it (``tests/fixtures/real_ts``) 1.
+and a selector written unlike it (``tests/fixtures/real_ts``) 1. Two later requests of the
+same session: one whose stated property already holds at the start (rejected), and "truncated
+text must stop when it encounters a new line", proven in three rounds from the answers keyed by
+the exact requests (``tests/teacher/cassettes/real/corpus``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.conftest import load_backend
+from tests.teacher.keyed_server import serve_keyed
 from tests.teacher.server import Cassettes, load, serve
 from tests.validate.conftest import node_env_cache
 from trajforge.oracles.stub import stub_source
@@ -42,6 +46,8 @@ SELECTOR = "packages/coding-agent/src/tui/user-message-selector.ts"
 HIDDEN = "packages/coding-agent/test/user-message-selector.hidden.test.ts"
 UNLIKE = Path(__file__).parents[1] / "fixtures" / "real_ts" / "user-message-selector.unlike.ts"
 UNLIKE_TRUNCATED = UNLIKE.parent / "truncated-text.unlike.ts"
+UNLIKE_NEWLINE = UNLIKE.parent / "truncated-text-newline.unlike.ts"
+KEYED = Path(__file__).parents[1] / "teacher" / "cassettes" / "real" / "corpus"
 CASSETTES = tuple(f"real/{TASK}_{n}" for n in ("tests_round1", "tests_round2", "instruction"))
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # npm ci, 2 teacher rounds, 20 mutants
 
@@ -208,3 +214,55 @@ def test_tests_of_what_the_task_states_cannot_tell_the_start_from_the_fix(
     start = read_tree(task_dir / "workspace")
     fix = {**start, TRUNCATED_SOURCE: UNLIKE_TRUNCATED.read_text()}
     assert _score(task_dir, fix, tmp_path / "fix") == 1.0  # these tests are fair to a rewrite
+
+
+# --- the next request of the session, proven in three rounds (keyed cassettes) -------------
+
+NEWLINE = "extend-4b178a178bd31937"
+NEWLINE_HIDDEN = "packages/tui/test/truncated-text.hidden.test.ts"
+
+
+def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The request "truncated text must stop when it encounters a new line ...", answered by the
+    recorded answers keyed by the exact requests (``tests/teacher/cassettes/real/corpus``, the
+    corpus run of session 13; round 2's and 3's feedback in the steady words): round 1's tests
+    fail on the reference, round 2's let half the mutants live, round 3's are kept. The start,
+    the stub and a hidden test emptied score 0; the reference and a rewrite 1."""
+    answers = tmp_path / "keyed"
+    shutil.copytree(KEYED / "answers", answers / "answers")
+    shutil.copytree(reconstructed / "tasks" / NEWLINE, tmp_path / "out" / "tasks" / NEWLINE)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(tmp_path / "out")]
+    with serve_keyed(answers) as url:
+        env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-test-real-ts-0123456789")
+        argv += ["--teacher", "openai:gpt-5", "--json"]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=1500, env=env)
+    task_dir = tmp_path / "out" / "tasks" / NEWLINE
+    task = _task(task_dir)
+    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
+        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
+    unasked = sorted(p.name for p in (answers / "prompts").glob("*.json"))
+    assert not unasked, f"requests with no recorded answer: {unasked}"
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 3
+    assert Reason.ORACLE_FAILS in {f.reason for f in loop.rounds[0].findings}
+    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[1].findings}
+    assert "before the first newline" in task.instruction
+    assert "TruncatedText" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    stub = stub_source(TRUNCATED_SOURCE, oracle[TRUNCATED_SOURCE])
+    assert stub is not None
+    wrong = {
+        "nothing": start,
+        "stub": {**start, TRUNCATED_SOURCE: stub},
+        "hidden test emptied": {**start, NEWLINE_HIDDEN: 'import "node:test";\n'},
+    }
+    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
+    assert scores == dict.fromkeys(wrong, 0.0), scores
+    rewrite = {**start, TRUNCATED_SOURCE: UNLIKE_NEWLINE.read_text()}
+    assert _score(task_dir, rewrite, tmp_path / "rewrite") == 1.0
+    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0

@@ -23,6 +23,8 @@ from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.verify import verify_files
 
+pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
+
 SESSIONS = Path(__file__).parents[1] / "fixtures" / "verify_sessions" / "pi"
 ORACLE_FILE = {"slugkit": "slugkit/core.py", "wordfreq": "wordfreq.py"}
 

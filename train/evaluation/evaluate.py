@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Sandbox
-from trajforge.records import DeploymentUnit
+from trajforge.records import DeploymentUnit, RolloutStatus
 from trajforge.registry import SANDBOXES, create
 from trajforge.train.evaluation.arms import deployment_units
 from trajforge.train.evaluation.config import EvalConfig
@@ -159,7 +159,7 @@ def execute(
         "run": info,
         "tasks": len(prep.dataset.tasks),
         "attempts": len(rows),
-        "errors": sum(r["status"] == "error" for r in rows),
+        "errors": sum(r["status"] == RolloutStatus.ERROR for r in rows),
         "metrics": metrics,
     }
     _write_json(prep.out / "metrics.json", doc)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from trajforge.records import FAMILIES
+from trajforge.records import FAMILIES, RolloutStatus
 
 ALL = "all"
 Row = dict[str, Any]
@@ -91,13 +91,13 @@ def arm_metrics(rows: Sequence[Row], k: int, boot: dict[str, Any]) -> dict[str, 
     wins = [r for r in scored if r["success"]]
     successes = [s for s in (task_success(t) for t in tasks.values()) if s is not None]
     calls = sum(int(r["calls"]) for r in rows)
-    walls = [float(r["wall_s"]) for r in rows if r["status"] != "error" or r["wall_s"]]
+    walls = [float(r["wall_s"]) for r in rows if r["status"] != RolloutStatus.ERROR or r["wall_s"]]
     return {
         "tasks": len(tasks),
         "attempts": len(rows),
         "scored": len(scored),
-        "errors": sum(r["status"] == "error" for r in rows),
-        "timeouts": sum(r["status"] == "timeout" for r in rows),
+        "errors": sum(r["status"] == RolloutStatus.ERROR for r in rows),
+        "timeouts": sum(r["status"] == RolloutStatus.TIMEOUT for r in rows),
         "success_rate": len(wins) / len(scored) if scored else None,
         "success_ci": bootstrap_ci(successes, **boot),
         "mean_reward": _mean([float(r["reward"]) for r in scored]),
@@ -111,7 +111,7 @@ def arm_metrics(rows: Sequence[Row], k: int, boot: dict[str, Any]) -> dict[str, 
         "blocked_calls": sum(int(r["blocked"]) for r in rows),
         "block_rate": sum(int(r["blocked"]) for r in rows) / calls if calls else 0.0,
         "blocked_attempt_rate": (
-            sum(r["status"] == "blocked" for r in rows) / len(rows) if rows else 0.0
+            sum(r["status"] == RolloutStatus.BLOCKED for r in rows) / len(rows) if rows else 0.0
         ),
         "reward_variance": _variance(tasks),
     }

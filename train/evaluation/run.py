@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from trajforge.protocols import Sandbox
+from trajforge.records import RolloutStatus
 from trajforge.scrub import Scrubber
 from trajforge.train.evaluation.arms import ARMS, endpoint
 from trajforge.train.evaluation.config import EvalConfig, ModelArm, ScriptedArm
@@ -74,7 +75,7 @@ def row_of(attempt: Attempt, label: str, result: Rollout) -> dict[str, Any]:
         "wall_s": result.wall_s,
         "reasons": list(result.reasons),
         "answer": answer,
-        "stderr_tail": result.stderr_tail if result.status == "error" else "",
+        "stderr_tail": result.stderr_tail if result.status == RolloutStatus.ERROR else "",
         "rollout_id": result.rollout_id,
     }
 

@@ -48,8 +48,13 @@ def demo(
     output: Path = typer.Option(Path("demo-out"), "-o", "--output", help="Where to write tasks."),
     backend: str = typer.Option("local", "--sandbox", help="Sandbox backend for validation."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as JSON."),
+    stop_after: str = typer.Option(
+        "guard", "--stop-after", help=f"Last stage to run, from validate on: {', '.join(STAGES)}."
+    ),
 ) -> None:
     """Reconstruct the bundled sample sessions, then validate every task in the sandbox."""
+    if stop_after not in STAGES[STAGES.index("validate") :]:
+        raise UsageError(f"--stop-after {stop_after!r}: not one of {', '.join(STAGES[2:])}")
     stages = Stages(STAGES)
     with stages.run("reconstruct", f"the bundled sample sessions → {output}/tasks"):
         summary = pipeline.run([SAMPLES], output)
@@ -68,8 +73,8 @@ def demo(
         with stages.run("validate", f"{total} candidates, control matrix in the {backend} sandbox"):
             validation, rows = _validate(output, ctx, as_json)
     later: dict[str, object] = {"dataenv": dataenv}
-    if validation:
-        later |= _later_stages(output, sandbox, stages, as_json)
+    if validation and stop_after != "validate":
+        later |= _later_stages(output, sandbox, stages, as_json, stop_after)
     if as_json:
         print_json({"reconstruct": summary.model_dump(mode="json"), "validate": validation,
                     **later, "seconds": stages.seconds})  # fmt: skip
@@ -100,40 +105,48 @@ def _validate(
     return doc.model_dump(mode="json"), rows
 
 
-def _later_stages(output: Path, sandbox: Sandbox, stages: Stages, quiet: bool) -> dict[str, object]:
-    """Split, push to a local git hub, replay, eval + train on the pushed revision, guard."""
+def _later_stages(
+    output: Path, sandbox: Sandbox, stages: Stages, quiet: bool, last: str
+) -> dict[str, object]:
+    """Split, push to a local git hub, replay, eval + train on the pushed revision, guard: up
+    to and including stage ``last``."""
     from trajforge.cli.demo_learn import run_eval, run_train, skipped
     from trajforge.cli.split_cmd import versions
     from trajforge.splits import split
     from trajforge.splits.push import push
 
     dataset = output / "dataset"
+    done: dict[str, object] = {}
     with stages.run("split", f"dedup and held-out selection → {dataset}"):
         shutil.rmtree(dataset, ignore_errors=True)
         spec = split.SplitSpec(HELD_OUT)
-        splitted = split.run(output, dataset, spec, versions(), REVISION)
+        done["split"] = split.run(output, dataset, spec, versions(), REVISION).model_dump(
+            mode="json"
+        )
+    if last == "split":
+        return done
     with stages.run("push", f"revision {REVISION!r} → {output / 'hub'}"):
         try:
             pushed: dict[str, object] = push(dataset, str(output / "hub"), REVISION).model_dump()
         except UsageError as exc:  # re-validated tasks (e.g. after an upgrade) under the same tag
             pushed = {"refused": str(exc)}
-    with stages.run("replay", "each accepted pi repair through the real pi CLI and the guard"):
-        replay = _replay_repairs(output, sandbox)
+    done["push"] = pushed
     why = skipped() or (f"push refused: {pushed['refused']}" if "refused" in pushed else None)
-    with stages.run("eval", "scripted replay vs give-up in pi on the held-out split"):
-        evaluation = {"skipped": why} if why else run_eval(output, REVISION, quiet)
-    with stages.run("train", "warm start, then 2 GRPO steps of tiny:qwen2 in pi on the QA task"):
-        training = {"skipped": why} if why else run_train(output, REVISION)
-    with stages.run("guard", "audit of the sample sessions' recorded tool calls"):
-        guard = _guard()
-    return {
-        "eval": evaluation,
-        "train": training,
-        "replay": replay,
-        "split": splitted.model_dump(mode="json"),
-        "push": pushed,
-        "guard": guard,
-    }
+    steps = {
+        "replay": ("each accepted pi repair through the real pi CLI and the guard",
+                   lambda: _replay_repairs(output, sandbox)),
+        "eval": ("scripted replay vs give-up in pi on the held-out split",
+                 lambda: {"skipped": why} if why else run_eval(output, REVISION, quiet)),
+        "train": ("warm start, then 2 GRPO steps of tiny:qwen2 in pi on the QA task",
+                  lambda: {"skipped": why} if why else run_train(output, REVISION)),
+        "guard": ("audit of the sample sessions' recorded tool calls", _guard),
+    }  # fmt: skip
+    for name, (what, step) in steps.items():
+        if STAGES.index(name) > STAGES.index(last):
+            break
+        with stages.run(name, what):
+            done[name] = step()
+    return done
 
 
 def _guard() -> dict[str, object]:

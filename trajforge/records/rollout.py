@@ -6,6 +6,7 @@ training log (``rollouts.jsonl``) and ``trajforge replay --json``.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -13,10 +14,24 @@ from pydantic import BaseModel, Field
 from trajforge.records.base import FROZEN, SCHEMA_VERSION, Family
 from trajforge.records.validation import VerifyTest
 
-RolloutStatus = Literal["ok", "blocked", "error", "timeout"]
-"""ok: ran and was scored; blocked: the guard blocked a call (reward 0); error: the rollout is
-unscored (harness, sandbox or verifier failed); timeout: the wall clock ran out (still scored).
-``error`` and ``timeout`` mean what they mean in validation's ``Status``."""
+
+class RolloutStatus(StrEnum):
+    """How one rollout ended. ``error`` and ``timeout`` mean what they mean in validation's
+    ``Status``."""
+
+    OK = "ok"
+    """It ran and was scored."""
+    BLOCKED = "blocked"
+    """The guard blocked a call (reward 0)."""
+    ERROR = "error"
+    """Unscored: the harness, the sandbox or the verifier failed."""
+    TIMEOUT = "timeout"
+    """The wall clock ran out (still scored)."""
+
+    @property
+    def scored(self) -> bool:
+        """The verifier runs on what the rollout left (ok and timeout)."""
+        return self in (RolloutStatus.OK, RolloutStatus.TIMEOUT)
 
 
 class Budget(BaseModel):

@@ -159,6 +159,10 @@ class Fact(BaseModel):
     """As written in the recorded answer (``8``, ``MAX_WORKERS``, ``pool/settings.py``, ``yes``)."""
     grounded_in: str
     """Where it was found: ``file:PATH`` or ``output:COMMAND`` (polarity: the fact it rests on)."""
+    denies: str | None = None
+    """Polarity ``no`` that the recorded answer states by denying this word of the question in its
+    first sentence ("is it seeded?" → "… isn't seeded like a PRNG"), not by a leading "No": an
+    answer that denies it the same way states the fact too. None: a leading yes / no."""
 
 
 class AnswerKey(BaseModel):

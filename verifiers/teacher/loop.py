@@ -6,7 +6,8 @@ at them (the command of the task's :class:`~trajforge.protocols.Language`: pytes
 package's own vitest / jest / mocha / ``bun test`` / ``node --test``) and runs the existing control
 matrix (validation's ``prove``, handed in: the teacher never calls the judge by name). A
 rejection the teacher can fix (tests that pass on the stub, the empty or starting workspace,
-surviving mutants, tests that fail on the reference) goes back to it, verbatim, for up to
+surviving mutants, tests that fail on the reference) goes back to it (``feedback``: the same
+rejection in the same words on every run) for up to
 ``teacher_rounds`` rounds. ``evidence.teacher`` is ``openai:MODEL`` (as it is ``mined`` for the
 offline teacher: dataset versions read it); rounds, tokens, cost and the final verdict go into
 ``evidence.teacher_loop`` (:class:`~trajforge.records.TeacherLoop`).
@@ -23,11 +24,8 @@ from pathlib import Path
 
 from trajforge.protocols import Language, Prove
 from trajforge.records import (
-    Control,
     Finding,
     InstructionBrief,
-    MutantVerdict,
-    Outcome,
     Reason,
     Status,
     Task,
@@ -48,6 +46,7 @@ from trajforge.verifiers.teacher.client import (
     TeacherError,
     parse_spec,
 )
+from trajforge.verifiers.teacher.feedback import feedback, survivors
 from trajforge.verifiers.teacher.prompts import (
     INSTRUCTION_SYSTEM,
     changed_code,
@@ -159,35 +158,6 @@ def _install(task_dir: Path, hidden: dict[str, str]) -> None:
     staging = write_tree(task_dir / f".{HIDDEN_DIR}.staging", hidden)
     shutil.rmtree(task_dir / HIDDEN_DIR, ignore_errors=True)
     staging.rename(task_dir / HIDDEN_DIR)
-
-
-def survivors(validation: Validation) -> list[str]:
-    """Every surviving control, in words the teacher can act on."""
-    lines = []
-    for name, cell in validation.controls.items():
-        if cell.control == Control.ORACLE or cell.result != Outcome.PASS:
-            continue
-        tests = cell.runs[0].tests if cell.runs else ()
-        passed = [t.name for t in tests if t.outcome == Outcome.PASS]
-        where = "the stub" if cell.control == Control.STUB else f"the {name} control"
-        lines.append(f"these tests pass on {where}: {', '.join(passed) or 'the whole check'}")
-    for item in validation.mutants:
-        if item.result == MutantVerdict.SURVIVED:
-            lines.append(f"mutant {item.id} survives: {item.description}")
-    return lines
-
-
-def feedback(validation: Validation) -> str:
-    """The follow-up message for a rejected round."""
-    lines = ["Your tests were rejected by the control matrix:"]
-    lines += [f"- {reason}" for reason in validation.reasons]
-    lines += [f"- {line}" for line in survivors(validation)]
-    oracle = validation.controls.get(Control.ORACLE)
-    failing = oracle.runs[0].failing if oracle is not None and oracle.runs else ()
-    if failing:
-        lines.append(f"- these tests fail on the reference solution: {', '.join(failing)}")
-    lines.append("Answer with the complete corrected test files in the same format.")
-    return "\n".join(lines)
 
 
 def _fixable(validation: Validation) -> bool:

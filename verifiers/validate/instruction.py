@@ -38,8 +38,9 @@ from trajforge.verifiers.validate.interface_js import js_modules
 from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, mentions
 
 log = logging.getLogger(__name__)
-REWRITE_VERSION = 1
-"""Bumped when the rewrite changes: part of every validation cache key."""
+REWRITE_VERSION = 2
+"""Bumped when the rewrite changes (2: an ordered list's numbers are no leak): part of every
+validation cache key."""
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
 

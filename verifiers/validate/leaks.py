@@ -199,8 +199,14 @@ def forbidden(hidden: Mapping[str, str], request: str) -> Forbidden:
     return Forbidden(names=keep(names), files=keep(files), literals=keep(literals))
 
 
+_LIST_MARKER = re.compile(r"^\s*\d{1,3}[.)]\s")
+"""An ordered list's number (``3. Truncation stays the same``): structure, not a value."""
+
+
 def leak_in(line: str, items: Forbidden) -> str | None:
-    """Why ``line`` leaks (the first forbidden item it names), or None."""
+    """Why ``line`` leaks (the first forbidden item it names), or None. An ordered list's own
+    number is not a mention (an expected ``3`` is not named by item 3 of a list)."""
+    line = _LIST_MARKER.sub(" ", line, count=1)
     for label, item in items.items():
         if mentions(line, item):
             return f"names {label} {item!r}"

@@ -88,12 +88,15 @@ def _wrong_numbers(value: str) -> list[str]:
 
 
 def _other_name(fact: Fact, key: AnswerKey) -> str:
-    """Another name of the same kind from the answer's facts, else a misspelling."""
+    """Another name of the same kind from the answer's facts, else a misspelling of its last
+    letter or digit (trailing ``()`` or quotes kept, so the checker cannot read it as the name)."""
     for other in key.others:
         if other.kind == fact.kind and other.value.lower() != fact.value.lower():
             return other.value
     value = fact.value
-    return value[:-1] + ("X" if value[-1:] != "X" else "Y")
+    last = max((i for i, c in enumerate(value) if c.isalnum()), default=len(value) - 1)
+    swapped = "X" if value[last : last + 1] != "X" else "Y"
+    return value[:last] + swapped + value[last + 1 :]  # getRandomValues() → getRandomValueX()
 
 
 def wrong_answers(key: AnswerKey, question: str) -> dict[ControlId, str]:
