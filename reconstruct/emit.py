@@ -69,12 +69,8 @@ def build_task(
         "files": {name: _hashes(files) for name, files in folders.items()},
     }
     if cand.answer_key is not None:  # absent otherwise, so other tasks keep their ids
-        # a fact's ``denies`` only when set, so keys written before it keep their ids
-        key = cand.answer_key.model_dump(mode="json")
-        for fact in (*key["required"], *key["others"]):
-            if fact.get("denies") is None:
-                fact.pop("denies", None)
-        identity["answer_key"] = key
+        # unset optional fields (a fact's ``denies``) left out: older keys keep their ids
+        identity["answer_key"] = cand.answer_key.model_dump(mode="json", exclude_none=True)
     task_id = f"{cand.family}-{sha256_hex(canonical_json(identity))[:ID_CHARS]}"
     end = cand.end or cand.start
     task = Task(

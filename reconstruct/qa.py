@@ -107,9 +107,7 @@ def _denied(question: str, answer: str) -> str | None:
     m = rules.PREDICATE.search(question)
     if m is None or "polarity" not in focus_of(question):
         return None
-    first = re.split(r"(?<=[.!?])\s|\n", answer.strip(), maxsplit=1)[0]
-    found = re.search(rules.DENIAL + re.escape(m.group(1)) + r"\b", first)
-    return m.group(1) if found else None
+    return m.group(1) if rules.first_sentence_denies(answer, m.group(1)) else None
 
 
 def _stated_as_denial(key: AnswerKey | None, word: str) -> AnswerKey | None:

@@ -82,3 +82,10 @@ DENIAL = r"(?i)(?:\bnot|n't|\bnever|\bno)\s+(?:[\w`()-]+\s+){0,2}"
 """A denial just before a yes/no question's last word in the answer's first sentence ("…
 isn't seeded like a traditional PRNG", "is not persisted to disk") answers it "no" as plainly
 as a leading "No" does."""
+
+
+def first_sentence_denies(text: str, word: str) -> bool:
+    """``text``'s first sentence denies ``word`` (:data:`DENIAL` just before it): the rule the
+    answer key is made by (``reconstruct.qa``) and the checker reads it by (``answer_facts``)."""
+    first = re.split(r"(?<=[.!?])\s|\n", text.strip(), maxsplit=1)[0]
+    return re.search(DENIAL + re.escape(word) + r"\b", first) is not None

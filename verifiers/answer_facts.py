@@ -17,7 +17,7 @@ import posixpath
 import re
 
 from trajforge.reconstruct.facts import NAME_KINDS, names_stated
-from trajforge.reconstruct.triage_rules_qa import DENIAL
+from trajforge.reconstruct.triage_rules_qa import first_sentence_denies
 from trajforge.records import AnswerKey, Fact
 from trajforge.verifiers.answer import HEDGE, MAX_ANSWER, NEGATION, AnswerCheck
 from trajforge.verifiers.answer_text import Num, find_numbers, number_runs, strip_markdown
@@ -104,17 +104,11 @@ def _word(fact: Fact, given: str) -> str | None:
     return f"expected {fact.kind} {fact.value}"
 
 
-def _denies(word: str | None, given: str) -> bool:
-    """The answer's first sentence denies ``word`` ("… isn't seeded"), as :attr:`Fact.denies`."""
-    if word is None:
-        return False
-    first = re.split(r"(?<=[.!?])\s|\n", given.strip(), maxsplit=1)[0]
-    return re.search(DENIAL + re.escape(word) + r"\b", first) is not None
-
-
 def _polarity(fact: Fact, given: str) -> str | None:
     said_yes = bool(YES.search(given))
-    said_no = bool(NO.search(given)) or (fact.value == "no" and _denies(fact.denies, given))
+    said_no = bool(NO.search(given)) or (
+        fact.value == "no" and fact.denies is not None and first_sentence_denies(given, fact.denies)
+    )
     if fact.value == "yes" and said_yes and not said_no:
         return None
     if fact.value == "no" and said_no and not said_yes:
