@@ -155,7 +155,8 @@ def _node(files: Mapping[str, str], touched: Sequence[str] | None) -> list[Envir
         if root and not locks and _under_a_package(root, files):
             continue  # a workspace member: the top folder's install covers it
         data = _json(files[manifest])
-        if not any(data.get(k) for k in (*DEPENDENCY_KEYS, "workspaces")):
+        pnpm_root = posixpath.join(root, "pnpm-workspace.yaml") in files  # members listed there
+        if not pnpm_root and not any(data.get(k) for k in (*DEPENDENCY_KEYS, "workspaces")):
             continue  # nothing to install; node itself is checked as a need
         found.append(_node_recipe(root, manifest, locks, data, files, touched))
     return found
@@ -181,12 +182,17 @@ def _node_recipe(
         version = _default_version(manager, lock_text)
     install = [_node_install(manager, version, bool(locks))]
     members = workspace_members(root, data, files)
-    needed = needed_members(root, members, files, touched) if manager == "npm" else members
+    narrows = manager in ("npm", "pnpm")  # yarn's `workspaces focus` is a plugin in yarn 3
+    needed = needed_members(root, members, files, touched) if narrows else members
     flags = []
-    if len(needed) < len(members):  # npm ci --workspace: only these members' dependencies
+    if len(needed) < len(members):  # only these members' dependencies, and the root's
         folders = [posixpath.relpath(posixpath.dirname(m), root or ".") for m in needed]
-        flags = [f"--workspace {shlex.quote(folder)}" for folder in folders]
-        install[0] = " ".join([install[0], *flags, "--include-workspace-root"])
+        if manager == "pnpm":
+            flags = [f"--filter {shlex.quote('{' + folder + '}')}" for folder in folders]
+            install[0] = " ".join([install[0], *flags, "--filter '{.}'"])
+        else:
+            flags = [f"--workspace {shlex.quote(folder)}" for folder in folders]
+            install[0] = " ".join([install[0], *flags, "--include-workspace-root"])
     if manager == "npm" and needs_tsx(files, root):  # hidden tests: node --import tsx --test
         # a filtered install keeps the lockfile: without it npm resolves every member again
         unlocked = "" if flags else " --no-package-lock"

@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Each worker (and every process its tests start) computes on one thread: two workers'
+    # torch and tokenizer thread pools on two cores oversubscribe them (two tiny GRPO runs side
+    # by side took 52 s each with the default threads, 34 s each with one; session 15).
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions"
 SESSION_SUFFIXES = (".jsonl", ".json", ".gz", ".db")

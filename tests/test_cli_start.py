@@ -78,9 +78,11 @@ def test_guard_check_imports_only_the_guard() -> None:
     assert _commands(modules) == ["trajforge.cli.guard_cmd"]
     # rich is imported only when a line is bad and an error has to be shown
     assert _heavy(modules, ("rich",)) == []
-    # the records load lazily: the guard needs the base records, not tasks or validations
+    # the records load lazily: the guard needs the base records and the closed vocabularies
+    # (a seam's outcome names its status), not tasks, validations or rollouts
     assert sorted(m for m in modules if m.startswith("trajforge.records.")) == [
-        "trajforge.records.base"
+        "trajforge.records.base",
+        "trajforge.records.controls",
     ]
 
 

@@ -51,6 +51,61 @@ snapshots:
 """Written by ``corepack pnpm@9.15.9 install --lockfile-only`` for PNPM_PACKAGE."""
 
 
+PNPM_MONO_LOCK = """lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .: {}
+
+  packages/app:
+    dependencies:
+      lib:
+        specifier: workspace:*
+        version: link:../lib
+      ms:
+        specifier: 2.1.3
+        version: 2.1.3
+
+  packages/lib: {}
+
+  packages/other:
+    dependencies:
+      ms:
+        specifier: 2.1.3
+        version: 2.1.3
+
+packages:
+
+  ms@2.1.3:
+    resolution: {integrity: INTEGRITY}
+
+snapshots:
+
+  ms@2.1.3: {}
+""".replace("INTEGRITY", json.loads(NODE_LOCK)["packages"]["node_modules/ms"]["integrity"])
+"""Written by ``corepack pnpm@9.15.9 install --lockfile-only`` for PNPM_MONO."""
+PNPM_MONO = {
+    "package.json": json.dumps({"name": "mono", "private": True}),
+    "pnpm-workspace.yaml": 'packages:\n  - "packages/*"\n',
+    "pnpm-lock.yaml": PNPM_MONO_LOCK,
+    "packages/app/package.json": json.dumps(
+        {"name": "app", "version": "1.0.0", "dependencies": {"lib": "workspace:*", "ms": "2.1.3"}}
+    ),
+    "packages/app/use.js": "console.log(require('lib').hours(2), require('ms')('2h'))\n",
+    "packages/lib/package.json": json.dumps({"name": "lib", "version": "1.0.0", "main": "x.js"}),
+    "packages/lib/x.js": "module.exports = { hours: (n) => `${n} hours` }\n",
+    "packages/other/package.json": json.dumps(
+        {"name": "other", "version": "1.0.0", "dependencies": {"ms": "2.1.3"}}
+    ),
+}
+"""A pnpm workspace: ``app`` imports the member ``lib`` (source only in the workspace) and
+``ms``; ``other`` is a member the task does not touch."""
+
+
 def _env(files: dict[str, str], command: str | None = None) -> Environment:
     env = detect(files, command)
     assert env is not None
@@ -117,6 +172,34 @@ def test_pnpm_through_corepack_and_its_wrapper_run_offline_in_the_sandbox(tmp_pa
         assert ran.exit_code == 0 and ran.stdout.strip() == "7200000"
         tamper = box.run("echo x > node_modules/ms/index.js")
         assert tamper.exit_code != 0  # the environment is read-only for the code under test
+
+
+@pytest.mark.slow
+def test_pnpm_workspace_installs_the_needed_members_and_links_them_to_the_workspace(
+    tmp_path: Path,
+) -> None:
+    """A task in one member of a pnpm workspace installs that member, the members it depends
+    on and the root (``--filter``), not the others; the member's link to a workspace member
+    points at the member's source in the sandbox's workspace, not the manifest the build saw."""
+    env = detect(PNPM_MONO, "cd packages/app && node use.js", changed=["packages/app/use.js"])
+    assert env is not None
+    (recipe,) = env.recipes
+    assert recipe.workspaces == ("packages/app/package.json", "packages/lib/package.json")
+    assert recipe.install[0].endswith(
+        "install --frozen-lockfile --ignore-scripts"
+        " --filter '{packages/app}' --filter '{packages/lib}' --filter '{.}'"
+    )
+    ensure(env, PNPM_MONO, tmp_path / "cache")
+    folder = store.folder(tmp_path / "cache", env.hash)
+    assert (folder / "node/packages/app/node_modules/ms").exists()
+    assert not (folder / "node/packages/other").exists()
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = tmp_path / "ws"
+    write_tree(workspace, PNPM_MONO)
+    with sandbox.session(workspace, Limits(timeout_s=60)) as box:
+        ran = box.run("cd packages/app && node use.js")
+    assert ran.exit_code == 0, ran.stderr
+    assert ran.stdout.strip() == "2 hours 7200000"
 
 
 def _local_with(folder: Path):  # type: ignore[no-untyped-def]
@@ -236,3 +319,12 @@ def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> N
     assert str(failed).endswith(
         "npm error 404 Not Found - GET https://registry.npmjs.org/nopkg - Not found"
     )
+
+
+def test_pnpm_workspace_without_a_task_in_one_member_installs_every_member() -> None:
+    """The root's package.json names no dependency: pnpm-workspace.yaml makes it the root."""
+    env = detect(PNPM_MONO, "pnpm -r test")
+    assert env is not None
+    (recipe,) = env.recipes
+    assert recipe.manager == "pnpm" and len(recipe.workspaces) == 3
+    assert "--filter" not in recipe.install[0]

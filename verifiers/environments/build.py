@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import platform
+import posixpath
 import re
 import shlex
 import shutil
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from trajforge.errors import TrajforgeError
@@ -249,7 +250,9 @@ def _build_node(
     _run(_node_argv(recipe, cache), work, _tool_env(cache), recipe.manager)
     for extra in recipe.install[1:]:  # tools the hidden tests need (the tsx loader)
         _run([*shlex.split(extra), *NPM_FLAGS], work, _tool_env(cache), recipe.manager)
-    relink_workspaces(work, f"{WORKSPACE}/{recipe.root}".rstrip("/"))
+    base_len = len(base)
+    members = [posixpath.dirname(m[base_len:]) for m in recipe.workspaces]
+    relink_workspaces(work, f"{WORKSPACE}/{recipe.root}".rstrip("/"), members)
     (work / ".trajforge-build.log").rename(stage / f"build-{recipe.manager}.log")
     tools = {"node": version("node"), "npm": version("npm")}
     if recipe.manager != "npm" and recipe.manager_version:
@@ -258,20 +261,24 @@ def _build_node(
     return tools
 
 
-def relink_workspaces(work: Path, live: str) -> int:
+def relink_workspaces(work: Path, live: str, members: Sequence[str] = ()) -> int:
     """Point the install's links to workspace members at where the members are in a sandbox
-    (``live``: the workspace folder of the recipe's root), not at the manifests copied here;
-    how many were relinked."""
+    (``live``: the workspace folder of the recipe's root), not at the manifests copied here:
+    in the root's ``node_modules`` (npm, yarn) and in each member's (``members``, folders
+    relative to ``work``: pnpm links a member's workspace dependencies there); how many were
+    relinked."""
     count = 0
-    modules = work / "node_modules"
-    for link in [*modules.glob("*"), *modules.glob("@*/*")] if modules.is_dir() else []:
-        if not link.is_symlink():
-            continue
-        target = (link.parent / os.readlink(link)).resolve()
-        if target.is_relative_to(work.resolve()) and "node_modules" not in target.parts:
-            link.unlink()
-            link.symlink_to(f"{live}/{target.relative_to(work.resolve()).as_posix()}")
-            count += 1
+    root = work.resolve()
+    for folder in ("", *members):
+        modules = work / folder / "node_modules"
+        for link in [*modules.glob("*"), *modules.glob("@*/*")] if modules.is_dir() else []:
+            if not link.is_symlink():
+                continue
+            target = (link.parent / os.readlink(link)).resolve()
+            if target.is_relative_to(root) and "node_modules" not in target.parts:
+                link.unlink()
+                link.symlink_to(f"{live}/{target.relative_to(root).as_posix()}")
+                count += 1
     return count
 
 

@@ -16,12 +16,12 @@ import ast
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from trajforge import pyast
 from trajforge.oracles.mutate import Mutant
 from trajforge.oracles.stub import stub_files
-from trajforge.records import CODE_FAMILIES, DerivedTest, DerivedTests
+from trajforge.records import CODE_FAMILIES, DerivedTest, DerivedTests, MutantVerdict
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derived_file import (
@@ -59,7 +59,7 @@ VALUE_OPTIONS = frozenset(
 class Verdict:
     """What became of one survivor."""
 
-    verdict: Literal["equivalent", "killed", "survived"]
+    verdict: MutantVerdict
     evidence: str
     killed_by: tuple[str, ...] = ()
 
@@ -154,16 +154,17 @@ def _classify(
 ) -> tuple[Verdict, list[int]]:
     """(verdict, inputs on which a derived test would fail on the mutant)."""
     if not stable:
-        return Verdict("survived", "no exercised input could be called"), []
+        return Verdict(MutantVerdict.SURVIVED, "no exercised input could be called"), []
     differ = [i for i in stable if seen.results.get(i) != oracle.results[i]]
     if not differ:
         if (mutant.path, mutant.line) in covered:
             why = f"behaves as the oracle on all {len(stable)} exercised inputs; line {mutant.line}"
-            return Verdict("equivalent", why + " ran on them"), []
+            return Verdict(MutantVerdict.EQUIVALENT, why + " ran on them"), []
         why = f"line {mutant.line} never ran on the {len(stable)} exercised inputs"
-        return Verdict("survived", why), []
+        return Verdict(MutantVerdict.SURVIVED, why), []
     lenient = [i for i in differ if lenient_differs(oracle.results[i], seen.results.get(i, {}))]
-    return Verdict("survived", f"differs from the oracle on {len(differ)} input(s)"), lenient
+    why = f"differs from the oracle on {len(differ)} input(s)"
+    return Verdict(MutantVerdict.SURVIVED, why), lenient
 
 
 def strengthen(
@@ -187,7 +188,7 @@ def strengthen(
     runs = [observe(runner, full, inputs, where, trace=n == 0) for n in range(cfg.oracle_runs)]
     if not inputs or any(r is None for r in runs):
         note = "no exercised input" if not inputs else "observing the oracle failed"
-        return Strengthened({m.id: Verdict("survived", note) for m in survivors})
+        return Strengthened({m.id: Verdict(MutantVerdict.SURVIVED, note) for m in survivors})
     base = [r for r in runs if r is not None]
     stable = _stable(base)
     covered = base[0].lines | import_lines(oracle, targets)
@@ -196,7 +197,7 @@ def strengthen(
     for mutant in survivors:
         seen = observe(runner, layered(full, {mutant.path: mutant.content}), inputs, where)
         if seen is None:
-            out.verdicts[mutant.id] = Verdict("survived", "observing the mutant failed")
+            out.verdicts[mutant.id] = Verdict(MutantVerdict.SURVIVED, "observing the mutant failed")
             continue
         out.verdicts[mutant.id], diffs[mutant.id] = _classify(
             mutant, stable, base[0], seen, covered
@@ -298,7 +299,7 @@ def _derive(job: _Job, found: _Differences, path: str, out: Strengthened) -> Non
             killers.setdefault(mutant_id, []).append(test.name)
     for mutant_id, names in killers.items():
         why = f"killed by the derived test(s) {', '.join(names)}"
-        out.verdicts[mutant_id] = Verdict("killed", why, tuple(names))
+        out.verdicts[mutant_id] = Verdict(MutantVerdict.KILLED, why, tuple(names))
     out.derived = DerivedTests(
         path=path if tests else None, tests=tuple(tests), dropped=checked.dropped
     )
