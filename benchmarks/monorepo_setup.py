@@ -3,7 +3,7 @@
     python benchmarks/monorepo_setup.py TASK_DIR [--runs N] [--json]
 
 ``TASK_DIR``: a validated task whose environment has compile steps (``EnvironmentRecipe.builds``),
-e.g. pi-mono's ``extend-ea784f247da81ae3`` from ``tests/validate/test_real_typescript.py`` or
+e.g. pi-mono's ``extend-f3dbdeb18afafe25`` from ``tests/validate/test_real_typescript.py`` or
 ``trajforge reconstruct ../shared/corpus/pi-mono --repos DIR`` then ``trajforge validate``. Its
 environment is built (or taken from the cache) first and not timed. Then, in the local sandbox,
 each ``N`` times with a reset before each:

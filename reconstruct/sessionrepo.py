@@ -20,6 +20,7 @@ from trajforge.reconstruct.evidence import Evidence, collect, full_reads
 from trajforge.reconstruct.gitrepo import GitError, tree_files
 from trajforge.reconstruct.replay import Replay, replay
 from trajforge.reconstruct.repos import STRENGTH, Candidate, RepoSearch, by_content, candidates
+from trajforge.reconstruct.undo_edits import Commit, recovered_starts
 from trajforge.records import RepoMatch, Session
 
 log = logging.getLogger(__name__)
@@ -85,6 +86,18 @@ def recover(session: Session, probe: Replay, search: RepoSearch) -> Recovered:
         read = evidence.reads.get(path)
         if read is not None and not read.partial:
             files[path] = read.text
+    if choice.session_commit is not None:  # uncommitted lines the session edited, never read
+        where = Commit(cand.checkout.path, choice.session_commit, cand.subdir)
+        undone = recovered_starts(session.events, probe, files, where)
+        files.update(undone)
+        every = every | undone.keys()
+        if undone:
+            note = (
+                f"{len(undone)} file(s) with uncommitted changes the session edited without "
+                f"reading them whole recovered by undoing its edits on "
+                f"{choice.session_commit[:12]}: {', '.join(sorted(undone))}. "
+            )
+            match = match.model_copy(update={"detail": match.detail + note})
     return Recovered(files, match, every)
 
 

@@ -1,7 +1,8 @@
 """A real session found by content in a checkout named as ``git clone X.bundle`` names it.
 
 pi-mono's large session began on a dirty tree: of the 17 files it read whole, the repository's
-history holds 6 (the theme files it read were uncommitted work). Cloned the way the corpus
+history holds 6 (the theme files it read were uncommitted work), and two files it only edited
+(text.ts, markdown.ts) held uncommitted lines too. Cloned the way the corpus
 README says (``git clone badlogic__pi-mono.bundle`` → ``badlogic__pi-mono/``), neither the
 folder name nor the cwd matches, and the content search used to ask for 60 % of the reads in
 history: the session was "not found" and the first accepted TypeScript task was lost to anyone
@@ -18,6 +19,7 @@ import pytest
 
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
+from trajforge.records import Task, load_record
 
 CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
 SESSION = CORPUS / "pi-mono" / "large-session.jsonl"
@@ -48,7 +50,14 @@ def test_a_dirty_tree_session_is_found_by_content_at_its_commit(
     assert row.repository is not None and "badlogic__pi-mono" in row.repository
     tasks = {p.name for p in (tmp_path / "out" / "tasks").iterdir()}
     # the same tasks as when the folder is named pi-mono (tests/validate/test_real_typescript.py)
-    assert {"extend-ea784f247da81ae3", "extend-d52b6fadb4218cd2"} <= tasks
+    assert {"extend-f3dbdeb18afafe25", "extend-f21e404625023dcf"} <= tasks
+    # text.ts and markdown.ts held uncommitted lines the session edited (seen only through
+    # `grep -A`): undoing its edits on b12918e7, the commit holding its work, recovers them
+    later = load_record(Task, tmp_path / "out" / "tasks" / "extend-aba15b0281518b37" / "task.json")
+    assert later.source.repo is not None and "by undoing its edits" in later.source.repo.detail
+    recovered = {"packages/tui/src/components/text.ts", "packages/tui/src/components/markdown.ts"}
+    assert recovered <= set(later.files.recovered) and not recovered & set(later.files.missing)
+    assert not [d for d in later.files.divergences if "old text not found" in d and "text.ts" in d]
 
 
 def test_a_checkout_that_holds_too_little_is_not_taken(tmp_path: Path, clones: Path) -> None:

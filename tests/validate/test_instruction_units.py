@@ -102,7 +102,7 @@ def test_drop_leaks_drops_lines_and_says_why() -> None:
 
 
 def test_an_ordered_lists_numbers_are_not_expected_values() -> None:
-    # a recorded teacher instruction (extend-4b178a17) numbered its requirements 1. to 7.;
+    # a recorded teacher instruction (extend-a917cbd4, pi-mono) numbered its requirements 1. to 7.;
     # expected values 3 and 5 of its hidden tests made items 3 and 5 "leaks"
     items = forbidden({"tests/test_shapes.py": PY_TEST}, "")
     text = "5. **Padding still applies.**\n9) keep it\n  5. the side is 5\nv5"

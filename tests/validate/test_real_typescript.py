@@ -7,7 +7,7 @@ task's environment installs only the workspace members it needs (coding-agent an
 imports: the web-ui member's tarball from SheetJS's CDN cannot be fetched here) and compiles
 pi-ai, pi-tui and pi-agent-core before each run, as their ``dist/`` is not committed. Validate
 asks the teacher through the real ``openai`` client, replaying answers recorded for the exact
-prompts (``tests/teacher/cassettes/real/extend-ea784f247da81ae3_*``, see the README there):
+prompts (``tests/teacher/cassettes/real/extend-f3dbdeb18afafe25_*``, see the README there):
 round 1's tests leave 5 of 20 mutants alive, round 2's kill them all, then the teacher writes
 the instruction. Verify scores the start, the stub and a vitest-config hack 0, and the oracle
 and a selector written unlike it (``tests/fixtures/real_ts``) 1. Two later requests of the
@@ -41,7 +41,7 @@ from trajforge.verifiers.validate.verify import verify_files
 CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
 SESSION = CORPUS / "pi-mono" / "large-session.jsonl"
 BUNDLE = CORPUS / "repos" / "badlogic__pi-mono.bundle"
-TASK = "extend-ea784f247da81ae3"
+TASK = "extend-f3dbdeb18afafe25"
 SELECTOR = "packages/coding-agent/src/tui/user-message-selector.ts"
 HIDDEN = "packages/coding-agent/test/user-message-selector.hidden.test.ts"
 UNLIKE = Path(__file__).parents[1] / "fixtures" / "real_ts" / "user-message-selector.unlike.ts"
@@ -180,7 +180,7 @@ def test_cheap_wrong_solutions_score_zero_and_a_rewrite_one(
 
 # --- a request whose stated property already holds at the start ---------------------------
 
-TRUNCATED = "extend-d52b6fadb4218cd2"
+TRUNCATED = "extend-f21e404625023dcf"
 TRUNCATED_SOURCE = "packages/tui/src/components/truncated-text.ts"
 
 
@@ -218,7 +218,7 @@ def test_tests_of_what_the_task_states_cannot_tell_the_start_from_the_fix(
 
 # --- the next request of the session, proven in three rounds (keyed cassettes) -------------
 
-NEWLINE = "extend-4b178a178bd31937"
+NEWLINE = "extend-a917cbd4e8673962"
 NEWLINE_HIDDEN = "packages/tui/test/truncated-text.hidden.test.ts"
 
 
