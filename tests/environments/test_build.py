@@ -25,69 +25,31 @@ from trajforge.verifiers.validate.files import write_tree
 
 NODE_FILES = {"package.json": NODE_PACKAGE, "package-lock.json": NODE_LOCK}
 PNPM_PACKAGE = json.dumps({"name": "pn", "private": True, "dependencies": {"ms": "2.1.3"}})
-PNPM_LOCK = """lockfileVersion: '9.0'
-
-settings:
-  autoInstallPeers: true
-  excludeLinksFromLockfile: false
-
-importers:
-
-  .:
-    dependencies:
+MS_DEPENDENCY = """    dependencies:
       ms:
         specifier: 2.1.3
         version: 2.1.3
-
-packages:
-
-  ms@2.1.3:
-    resolution: {integrity: INTEGRITY}
-
-snapshots:
-
-  ms@2.1.3: {}
-""".replace("INTEGRITY", json.loads(NODE_LOCK)["packages"]["node_modules/ms"]["integrity"])
-"""Written by ``corepack pnpm@9.15.9 install --lockfile-only`` for PNPM_PACKAGE."""
+"""
 
 
-PNPM_MONO_LOCK = """lockfileVersion: '9.0'
+def _pnpm_lock(importers: str) -> str:
+    """A pnpm 9 lockfile of ``importers`` (their YAML) that resolve ms 2.1.3, as ``corepack
+    pnpm@9.15.9 install --lockfile-only`` writes it."""
+    integrity = json.loads(NODE_LOCK)["packages"]["node_modules/ms"]["integrity"]
+    head = "lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n"
+    head += "  excludeLinksFromLockfile: false\n\nimporters:\n\n"
+    tail = f"\npackages:\n\n  ms@2.1.3:\n    resolution: {{integrity: {integrity}}}\n\n"
+    return head + importers + tail + "snapshots:\n\n  ms@2.1.3: {}\n"
 
-settings:
-  autoInstallPeers: true
-  excludeLinksFromLockfile: false
 
-importers:
-
-  .: {}
-
-  packages/app:
-    dependencies:
-      lib:
-        specifier: workspace:*
-        version: link:../lib
-      ms:
-        specifier: 2.1.3
-        version: 2.1.3
-
-  packages/lib: {}
-
-  packages/other:
-    dependencies:
-      ms:
-        specifier: 2.1.3
-        version: 2.1.3
-
-packages:
-
-  ms@2.1.3:
-    resolution: {integrity: INTEGRITY}
-
-snapshots:
-
-  ms@2.1.3: {}
-""".replace("INTEGRITY", json.loads(NODE_LOCK)["packages"]["node_modules/ms"]["integrity"])
-"""Written by ``corepack pnpm@9.15.9 install --lockfile-only`` for PNPM_MONO."""
+PNPM_LOCK = _pnpm_lock("  .:\n" + MS_DEPENDENCY)
+"""The lockfile of PNPM_PACKAGE."""
+PNPM_MONO_LOCK = _pnpm_lock(
+    "  .: {}\n\n  packages/app:\n    dependencies:\n      lib:\n        specifier: workspace:*\n"
+    "        version: link:../lib\n      ms:\n        specifier: 2.1.3\n        version: 2.1.3\n"
+    "\n  packages/lib: {}\n\n  packages/other:\n" + MS_DEPENDENCY
+)
+"""The lockfile of PNPM_MONO."""
 PNPM_MONO = {
     "package.json": json.dumps({"name": "mono", "private": True}),
     "pnpm-workspace.yaml": 'packages:\n  - "packages/*"\n',
