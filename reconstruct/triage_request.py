@@ -153,6 +153,8 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
             prose = prose[m.end() :]  # "ok, …" / "oh, …": judge what follows
     if rules.DEPENDENT_START.match(prose):
         return "continues the previous turn"
+    if later and short and (m := rules.DENIES_LAST.match(prose)) is not None:
+        return f"answers the assistant ({m.group(0).strip()!r}…)"
     if short and (m := _strong_pointer(prose)) is not None:
         return f"refers back ({m.group(0)!r})"
     if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:

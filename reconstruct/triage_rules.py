@@ -264,6 +264,14 @@ musing before a new request ("hmmmm could we have a file watcher for the custom 
 "hmmm, the theme selector needs to push the update to the next tick") is not correcting; what
 follows is judged on its own ("hmm, no, …" still corrects)."""
 
+DENIES_LAST = re.compile(
+    r"(?i)^\s*(?:that|this|it)\S{0,3}\s*(?:is|was|s)?\s*"
+    r"(?:not|n't|isn'?t|wasn'?t|doesn'?t|didn'?t)\b"
+)
+"""A short later turn opening by saying the assistant's last work is not it ("that's not the
+system prompt. see main.ts", "this is not what i meant", "it doesn't work", typos between
+the word and its ``'s`` included): what it asks for is the previous turn, set right."""
+
 POLITE_REQUEST = re.compile(
     r"(?i)^\s*(?:(?:can|could|would|will) you|please|pls|can we|could we|let'?s|i want|"
     r"i'?d like|we need)\b"

@@ -277,6 +277,10 @@ def test_a_thread_that_changed_and_answered_nothing_delivered_nothing() -> None:
         "themes? which triggers a reload and invalidation? that way people can live edit the "
         "theme?",
         "truncated text must stop when it encounters a new line ...",
+        # opens like a correction but states the whole task itself (over 25 words)
+        "this isn't how truncated text should work: it must stop at the first newline, keep "
+        "every ANSI code it passed, and never return a line wider than the width it was given",
+        "this notebook of truncated text cases needs a new line case",  # "not" is no word here
     ],
 )
 def test_a_later_request_that_muses_or_names_a_file_in_words_is_kept(request_text: str) -> None:
@@ -292,6 +296,10 @@ def test_a_later_request_that_muses_or_names_a_file_in_words_is_kept(request_tex
         ("hmm, no, use pnpm instead", "answers the assistant"),
         ("wait, do we only have a single link color? we have link text and link link they are "
          "different in old pi", "answers the assistant ('wait,'"),
+        # pi-mono's large session: the agent had edited the wrong prompt; the turn names a
+        # file, but what to do there is the previous turn's (a typo inside "that's" too)
+        ("thatÄ's not the system prompt. see main.ts", "answers the assistant"),
+        ("ok, this is not what i meant in src/text.ts", "answers the assistant"),
         ("ok, make muted a little brighter", "names no file"),
         ("make the text brighter", "names no file"),  # one word of a file name is no name
     ],

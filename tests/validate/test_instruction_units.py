@@ -158,6 +158,28 @@ def test_js_interface_from_require_and_imports() -> None:
     assert set(items.literals) == {"5", "five", "-16"}
 
 
+def test_js_interface_from_a_dynamic_import() -> None:
+    """A teacher's test of pi-mono's main.ts loaded it with ``await import(...)`` (after
+    setting the environment it reads at import): the instruction's interface was empty."""
+    test = (
+        'let main;\nbeforeAll(async () => {\n  const mod = await import("../src/main.js");\n'
+        "  main = mod.main;\n});\n"
+        'it("runs", async () => { const { area } = await import("../src/shapes"); '
+        "expect(area(2)).toBe(4); await main([]); });\n"
+    )
+    oracle = {
+        "src/main.ts": "export async function main(args: string[]): Promise<void> {}\n"
+        "export function helper(): void {}\n",
+        "src/shapes.ts": JS_ORACLE["src/shapes.ts"],
+        "test/main.test.ts": test,
+    }
+    modules = js_modules({"test/main.test.ts": test}, _reader(oracle), frozenset(oracle))
+    assert {m.path: m.lines for m in modules} == {
+        "src/main.ts": ["function main(args: string[]): Promise<void>"],
+        "src/shapes.ts": ["function area(side: number): number"],
+    }
+
+
 def _task(tmp_path: Path, hidden: dict[str, str], oracle: dict[str, str]) -> tuple[Path, Task]:
     for folder, files in (("tests", hidden), ("oracle", oracle), ("workspace", {})):
         for rel, text in files.items():

@@ -54,14 +54,20 @@ def _string(node: tree_sitter.Node | None) -> str | None:
     return "".join(_text(c) for c in node.named_children)
 
 
-def _require(node: tree_sitter.Node | None) -> str | None:
-    """The specifier of ``require('x')``."""
+def _require(node: tree_sitter.Node | None) -> tuple[str, bool] | None:
+    """The specifier of ``require('x')`` or ``await import('x')``, and whether the value is
+    the module's namespace (a dynamic import) rather than its default export."""
+    dynamic = node is not None and node.type == "await_expression" and bool(node.named_children)
+    if dynamic and node is not None:
+        node = node.named_children[0]
     if node is None or node.type != "call_expression":
         return None
     func, args = node.child_by_field_name("function"), node.child_by_field_name("arguments")
-    if _text(func) != "require" or args is None or not args.named_children:
+    wanted = "import" if dynamic else "require"
+    if _text(func) != wanted or args is None or not args.named_children:
         return None
-    return _string(args.named_children[0])
+    spec = _string(args.named_children[0])
+    return (spec, dynamic) if spec is not None else None
 
 
 class _Scan:
@@ -95,10 +101,10 @@ class _Scan:
         if node.type == "import_statement":
             self._import(node)
         elif node.type == "variable_declarator":
-            spec = _require(node.child_by_field_name("value"))
+            found = _require(node.child_by_field_name("value"))
             target = node.child_by_field_name("name")
-            if spec is not None and target is not None:
-                self._declarator(spec, target)
+            if found is not None and target is not None:
+                self._declarator(found[0], target, namespace=found[1])
         elif node.type == "member_expression":
             obj = node.child_by_field_name("object")
             prop = _text(node.child_by_field_name("property"))
@@ -106,9 +112,9 @@ class _Scan:
             if obj is not None and obj.type == "identifier":
                 self.members.setdefault(_text(obj), set()).add(prop)
 
-    def _declarator(self, spec: str, target: tree_sitter.Node) -> None:
+    def _declarator(self, spec: str, target: tree_sitter.Node, namespace: bool = False) -> None:
         if target.type == "identifier":
-            self.bind(spec, _text(target))
+            self.bind(spec, _text(target), default=not namespace)
         elif target.type == "object_pattern":
             names = []
             for child in target.named_children:
