@@ -38,7 +38,7 @@ def test_every_schema1_task_loads_with_its_verdict(folder: Path) -> None:
     raw = _raw(folder)
     assert raw["schema_version"] == 1
     task = load_task(folder)
-    assert task.schema_version == TASK_SCHEMA == 4
+    assert task.schema_version == TASK_SCHEMA == 5
     assert task.validation.status == raw["validation"]["status"] == "accepted"
     assert task.validation.reasons == tuple(raw["validation"]["reasons"])
     # reason texts of an accepted task become findings that prove it
@@ -144,3 +144,43 @@ def test_schema2_reason_texts_become_closed_findings() -> None:
     assert "reasons" not in v.model_dump() and v.model_dump()["findings"][0]["reason"] == (
         "oracle_fails"
     )
+
+
+SCHEMA4 = Path(__file__).parent / "fixtures" / "schema4_tasks"
+KIND_OF_FAMILY = {"qa": "qa", "data": "data", "build": "code", "extend": "code", "repair": "code"}
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_schema4_evidence_becomes_its_familys_kind_with_every_value_kept(folder: Path) -> None:
+    """Schema 4 wrote one evidence record with every family's fields; it loads as the kind of
+    evidence its family's controls give, each value written that is not a default kept."""
+    raw = json.loads((SCHEMA4 / f"{folder.name}.json").read_text())
+    assert raw["schema_version"] == 4 and "kind" not in raw["validation"]["evidence"]
+    task = Task.model_validate(raw)
+    evidence = task.validation.evidence
+    assert evidence.kind == KIND_OF_FAMILY[task.family]
+    dumped = evidence.model_dump(mode="json")
+    written = {k: v for k, v in raw["validation"]["evidence"].items() if k in dumped}
+    assert {k: dumped[k] for k in written} == written
+    left = {k: v for k, v in raw["validation"]["evidence"].items() if k not in dumped}
+    assert left and all(v in ([], {}, None, "", 0.0, False) for v in left.values()), left
+    again = Task.model_validate_json(dump_record(task))
+    assert again == task and again.schema_version == TASK_SCHEMA
+
+
+def test_schema4_evidence_with_two_families_fields_is_an_error_naming_them() -> None:
+    raw = json.loads((SCHEMA4 / f"{_folder('repair-').name}.json").read_text())
+    raw["validation"]["evidence"]["oracle_stdout"] = "42\n"  # data's, beside code's test sets
+    with pytest.raises(ValueError, match="oracle_stdout"):
+        Task.model_validate(raw)
+
+
+def test_schema4_code_task_still_scores(tmp_path: Path) -> None:
+    folder = tmp_path / "repair"
+    shutil.copytree(_folder("repair-"), folder)
+    shutil.copy(SCHEMA4 / f"{_folder('repair-').name}.json", folder / "task.json")
+    task = load_task(folder)
+    assert task.validation.evidence.kind == "code" and task.validation.evidence.test_sets
+    sandbox = _local()
+    assert verify_files(folder, task, folder / "oracle", sandbox).reward == 1.0
+    assert verify_files(folder, task, folder / "workspace", sandbox).reward == 0.0

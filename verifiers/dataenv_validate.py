@@ -34,7 +34,7 @@ from trajforge.records import (
     Control,
     ControlCell,
     ControlId,
-    Evidence,
+    DataEvidence,
     Expect,
     Finding,
     Outcome,
@@ -232,9 +232,9 @@ def _perturbed_queries(answer: str, ran: dict[str, dict[str, Any]]) -> list[Cont
     return cells
 
 
-def _evidence(ran: dict[str, dict[str, Any]]) -> Evidence:
+def _evidence(ran: dict[str, dict[str, Any]]) -> DataEvidence:
     oracle = ran.get("query.py", {})
-    return Evidence(
+    return DataEvidence(
         oracle_stdout=str(oracle.get("stdout", ""))[:2000],
         seconds={name: row.get("seconds") for name, row in sorted(ran.items())},
     )

@@ -24,6 +24,7 @@ from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv import build
 from trajforge.records import Task, load_record
 from trajforge.taskdir import task_dirs
+from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.remote import TaskJob, TaskResult, run_on, validate_job
 
@@ -129,9 +130,9 @@ def test_validate_on_ray_writes_what_a_local_run_writes(
     assert _tree(remote) == before
 
 
-def crash_on_qa(job: TaskJob) -> TaskResult:
+def crash_on_qa(job: TaskJob) -> tuple[TaskResult, ...]:
     """The worker, except that it dies (as if killed) on every qa task."""
-    if job.name.startswith("qa-"):
+    if any(folder.name.startswith("qa-") for folder in job.folders):
         os._exit(9)
     return validate_job(job)
 
@@ -196,3 +197,32 @@ def test_dataenv_build_on_ray_and_a_pool_writes_what_inline_writes(
     )
     assert report.ids == found["inline"][1]["ids"]
     assert _tree(tmp_path / "pool") == found["inline"][2]
+
+
+def data_alone_dies(job: TaskJob) -> tuple[TaskResult, ...]:
+    """The worker, except that it dies on a data task shipped on its own, not in a batch."""
+    if job.family is None and any(f.name.startswith("data-") for f in job.folders):
+        os._exit(9)
+    return validate_job(job)
+
+
+def test_data_tasks_on_ray_are_judged_in_batches_and_written_as_locally(
+    ray_cluster: Any, chosen: Path, tmp_path: Path
+) -> None:
+    """Data tasks reach a Ray worker as one batch (one sandbox run for all their scripts, as
+    locally); the other families one task each. Same files as a local run."""
+    out = tmp_path / "ray"
+    build([], out, count=3, seed=5)
+    for name in ("qa-", "build-"):  # beside them: tasks of other families, one per item
+        folders = sorted((chosen / "tasks").iterdir())
+        task_id = next(d.name for d in folders if d.name.startswith(name) and d.name != BROKEN)
+        shutil.copytree(chosen / "tasks" / task_id, out / "tasks" / task_id)
+    local = _copy(out, tmp_path / "local")
+    ctx = local_context(ValidateConfig(max_mutants=1, oracle_runs=1))
+    executor = make_executor("ray", ExecutorConfig(retries=0))
+    rows = {r.id: r for r in run_on(executor, task_dirs(out), ctx, out, worker=data_alone_dies)}
+    expected = {r.id: r.status for r in run.run(local, ctx)}
+    assert {i: r.status for i, r in rows.items()} == expected
+    assert sum(1 for i in rows if i.startswith("data-")) == 3
+    assert "error" not in expected.values() and "accepted" in expected.values(), expected
+    assert _tree(out) == _tree(local)

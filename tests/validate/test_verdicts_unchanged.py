@@ -25,3 +25,16 @@ def test_the_validated_tasks_keep_their_ids_statuses_and_reasons(validated: Path
     }
     assert now and set(now) <= set(before), sorted(set(now) - set(before))
     assert now == {k: before[k] for k in now}
+
+
+def test_each_validated_task_carries_its_familys_evidence(validated: Path) -> None:
+    """Evidence is one record per family (issue 31): a code task's holds the check and its test
+    sets, an answered task's what its answer rests on; no record carries another's fields."""
+    kinds = {"qa": {"qa", "none"}, "data": {"data", "none"}}
+    tasks = list(tasks_of(validated).values())
+    for task in tasks:
+        evidence = task.validation.evidence
+        assert evidence.kind in kinds.get(task.family, {"code", "none"}), (task.id, evidence.kind)
+        if task.validation.accepted and evidence.kind == "code":
+            assert evidence.command and evidence.test_sets is not None, task.id
+    assert {t.validation.evidence.kind for t in tasks if t.validation.accepted} >= {"code", "qa"}

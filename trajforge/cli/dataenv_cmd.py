@@ -68,7 +68,13 @@ def build_command(
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed → same tasks).")] = 0,
     executor_name: Annotated[str, typer.Option("--executor", help=EXECUTOR_HELP)] = "local",
     jobs: Annotated[
-        int, typer.Option("-j", "--jobs", min=1, help="local executor: worker processes.")
+        int,
+        typer.Option(
+            "-j",
+            "--jobs",
+            min=1,
+            help="Drafts at a time (local executor: a process pool; 1 = inline).",
+        ),
     ] = 1,
     ray_address: Annotated[
         str | None,

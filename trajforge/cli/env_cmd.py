@@ -124,7 +124,9 @@ def _build_one(
 @env_app.command("build")
 def build_command(
     tasks: Annotated[list[Path], typer.Argument(help="Task folders or OUT folders.")],
-    jobs: Annotated[int, typer.Option("-j", "--jobs", min=1, help="Builds at a time.")] = 1,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", min=1, help="Environments built at a time.")
+    ] = 1,
     sandbox: Annotated[
         str, typer.Option("--sandbox", help="local|docker: docker also builds the image.")
     ] = "local",

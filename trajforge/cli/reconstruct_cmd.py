@@ -50,7 +50,11 @@ def reconstruct(
     ),
     executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     jobs: int = typer.Option(
-        1, "-j", "--jobs", min=1, help="local executor: worker processes (1 = inline)."
+        1,
+        "-j",
+        "--jobs",
+        min=1,
+        help="Inputs at a time (local executor: a process pool; 1 = inline).",
     ),
     ray_address: str | None = typer.Option(
         None, "--ray-address", help="Ray cluster address (default: RAY_ADDRESS, else local)."

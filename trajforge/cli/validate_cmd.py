@@ -63,7 +63,11 @@ def validate(
         help="Hidden tests: mined (offline) or openai:MODEL (OPENAI_BASE_URL, OPENAI_API_KEY).",
     ),
     jobs: int = typer.Option(
-        1, "-j", "--jobs", min=1, help="local executor: tasks validated in parallel."
+        1,
+        "-j",
+        "--jobs",
+        min=1,
+        help="Tasks at a time (local executor: threads sharing one sandbox; 1 = inline).",
     ),
     executor_name: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
     ray_address: str | None = typer.Option(

@@ -19,15 +19,16 @@ from pydantic import TypeAdapter, ValidationError
 
 from trajforge.records.controls import ControlCell, MutantRow
 from trajforge.records.legacy import legacy_cell, legacy_findings, legacy_reason
-from trajforge.records.validation import Evidence
+from trajforge.records.validation import EVIDENCE_KINDS
 
 log = logging.getLogger(__name__)
 __all__ = ["TASK_SCHEMA", "legacy_findings", "legacy_reason", "upgrade_task"]
-TASK_SCHEMA = 4
+TASK_SCHEMA = 5
 """Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons; 4
 control cells that name their kind (:class:`Control`) and tests' outcomes spelled as runs'
-(``pass`` / ``fail``). Older cells and outcomes are read as they were written (:mod:`.legacy`,
-the records' field validators)."""
+(``pass`` / ``fail``); 5 evidence per family, told apart by its ``kind`` (none, code, qa,
+data). Older cells, outcomes and evidence are read as they were written (:mod:`.legacy`, the
+records' validators)."""
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 
@@ -120,12 +121,16 @@ def _mutant(item: Any) -> dict[str, Any] | None:
 
 
 def _evidence(raw: dict[str, Any]) -> dict[str, Any]:
+    """Every entry that fits its field in some family's evidence, as JSON (the kind is told
+    from them when the validation loads)."""
     kept: dict[str, Any] = {}
-    for name, field in Evidence.model_fields.items():
-        if name not in raw:
+    fields = {n: f for kind in EVIDENCE_KINDS for n, f in kind.model_fields.items()}
+    for name, field in fields.items():
+        if name not in raw or name == "kind":
             continue
+        adapter: TypeAdapter[Any] = TypeAdapter(field.annotation)
         try:
-            kept[name] = TypeAdapter(field.annotation).validate_python(raw[name])
+            kept[name] = adapter.dump_python(adapter.validate_python(raw[name]), mode="json")
         except ValidationError:
             log.info("schema-1 evidence %r left out: it fits no %s", name, field.annotation)
     return kept

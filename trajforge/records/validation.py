@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Literal
+from functools import cache
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
 
@@ -188,11 +189,10 @@ class TeacherLoop(BaseModel):
     """The final validation status."""
 
 
-class Evidence(BaseModel):
-    """The proof behind a validation: what ran, where, with which settings, what it showed.
-
-    Every task carries the first group; the others are filled by the family that uses them.
-    """
+class EvidenceBase(BaseModel):
+    """What every task's evidence holds, whichever family's controls ran: the settings, the
+    backend, the teacher, how the instruction was written. Each family's evidence adds what its
+    controls rest on (:data:`AnyEvidence`, told apart by ``kind``)."""
 
     model_config = FROZEN
 
@@ -212,46 +212,111 @@ class Evidence(BaseModel):
     """Seconds this validation took."""
     teacher: str = "mined"
     """Who wrote the hidden tests: ``mined`` or ``openai:MODEL``."""
+    teacher_loop: TeacherLoop | None = None
+    """Teacher-written tests: the loop's rounds and cost (also when no round's tests ran)."""
     history: str = ""
     """Whether the session file was read (probes, earlier answers) or only static checks ran."""
-    command: str = ""
-    """Code families: the check command."""
-    hidden_tests: tuple[str, ...] = ()
-    """Code families: the hidden test files (derived ones included)."""
-    dropped_tests: tuple[str, ...] = ()
-    """Code families: tests dropped as flaky (they count for nothing, also in rewards)."""
-    flake_rate: float = 0.0
-    """Code families: share of tests dropped as flaky."""
-    timings: dict[str, float] = Field(default_factory=dict)
-    """Code families: seconds per phase (oracle_s, controls_s, mutants_s, survivors_s)."""
-    shell_replayed: tuple[ShellReplay, ...] = ()
-    """Code families: shell commands re-run to rebuild the oracle."""
     notes: tuple[str, ...] = ()
     """Findings that are not reasons (kill rate, survivors, fallbacks)."""
+    instruction: InstructionEvidence | None = None
+    """Accepted tasks: how the instruction was written."""
+
+
+class Evidence(EvidenceBase):
+    """The evidence of a task rejected before any family's controls ran (no repository, a
+    weakened test, an environment that could not be built, nothing to check)."""
+
+    kind: Literal["none"] = "none"
+    """No family's controls ran."""
+
+
+class CodeEvidence(EvidenceBase):
+    """build / extend / repair: the check, the matrix's timings, the mutants, the test sets."""
+
+    kind: Literal["code"] = "code"
+    """The code families' control matrix ran."""
+    command: str = ""
+    """The check command."""
+    hidden_tests: tuple[str, ...] = ()
+    """The hidden test files (derived ones included)."""
+    dropped_tests: tuple[str, ...] = ()
+    """Tests dropped as flaky (they count for nothing, also in rewards)."""
+    flake_rate: float = 0.0
+    """Share of tests dropped as flaky."""
+    timings: dict[str, float] = Field(default_factory=dict)
+    """Seconds per phase (oracle_s, controls_s, mutants_s, survivors_s)."""
+    shell_replayed: tuple[ShellReplay, ...] = ()
+    """Shell commands re-run to rebuild the oracle."""
     mutants: MutantSummary | None = None
-    """Code families: the injected-fault control (None: no mutant ran)."""
+    """The injected-fault control's summary (None: no mutant ran; the rows are
+    ``Validation.mutants``)."""
     mutants_batched: bool = False
     """Mutants ran in one forking runner."""
     test_sets: TestSets | None = None
-    """Code families: the fail-to-pass and pass-to-pass tests rewards are scored on."""
+    """The fail-to-pass and pass-to-pass tests rewards are scored on."""
     derived_tests: DerivedTests | None = None
-    """Code families: tests derived from the oracle."""
+    """Tests derived from the oracle."""
     environment: EnvironmentEvidence | None = None
-    """Code families: the built environment used."""
+    """The built environment used."""
+
+
+class QaEvidence(EvidenceBase):
+    """qa: the expected answer and the recorded commands re-run to reproduce it."""
+
+    kind: Literal["qa"] = "qa"
+    """The answer controls ran."""
     expected: str | None = None
-    """qa (value checker): the expected answer."""
+    """The expected answer (value checker; None: an answer key)."""
     reproduced: tuple[Reproduction, ...] = ()
-    """qa: recorded commands re-run to reproduce the answer."""
+    """Recorded commands re-run to reproduce the answer."""
     paraphrases_accepted: tuple[str, ...] = ()
-    """qa, data: the paraphrase controls the checker accepted."""
+    """The paraphrase controls the checker accepted."""
+
+
+class DataEvidence(EvidenceBase):
+    """data: the oracle query's output and each script's run time."""
+
+    kind: Literal["data"] = "data"
+    """The data controls ran."""
     oracle_stdout: str = ""
-    """data: the oracle query's output (capped)."""
+    """The oracle query's output (capped)."""
     seconds: dict[str, float | None] = Field(default_factory=dict)
-    """data: seconds per script run."""
-    instruction: InstructionEvidence | None = None
-    """Accepted tasks: how the instruction was written."""
-    teacher_loop: TeacherLoop | None = None
-    """Teacher-written tests: the loop's rounds and cost."""
+    """Seconds per script run."""
+    paraphrases_accepted: tuple[str, ...] = ()
+    """The paraphrase controls the checker accepted."""
+
+
+AnyEvidence = Annotated[
+    Evidence | CodeEvidence | QaEvidence | DataEvidence, Field(discriminator="kind")
+]
+"""A validation's evidence: the shared fields once, and what its family's controls rest on."""
+
+
+EVIDENCE_KINDS: tuple[type[EvidenceBase], ...] = (Evidence, CodeEvidence, QaEvidence, DataEvidence)
+"""Every kind of evidence, the one with no family's fields first."""
+
+
+@cache
+def _defaults() -> dict[str, object]:
+    """Every evidence field's default, as JSON."""
+    return {k: v for kind in EVIDENCE_KINDS for k, v in kind().model_dump(mode="json").items()}
+
+
+def _evidence_kind(data: object) -> object:
+    """A validation mapping whose evidence (schema 4 and before: one record with every family's
+    fields) names no ``kind``: the fields left at their defaults are dropped, and the kind is
+    the first whose fields hold the rest (none of a family's: ``none``)."""
+    if not isinstance(data, dict) or not isinstance(data.get("evidence"), dict):
+        return data
+    evidence: dict[str, object] = data["evidence"]
+    if "kind" in evidence:
+        return data
+    default = _defaults()
+    kept = {k: v for k, v in evidence.items() if k not in default or v != default[k]}
+    for kind in EVIDENCE_KINDS:
+        if set(kept) <= set(kind.model_fields):
+            return {**data, "evidence": {**kept, "kind": kind.model_fields["kind"].default}}
+    return {**data, "evidence": {**evidence, "kind": "code"}}  # forbidden extras are reported
 
 
 class Validation(BaseModel):
@@ -270,13 +335,13 @@ class Validation(BaseModel):
     cell's ``control``, never its key's text."""
     mutants: tuple[MutantRow, ...] = ()
     """Code families: every injected fault run (the summary is ``evidence.mutants``)."""
-    evidence: Evidence = Field(default_factory=Evidence)
+    evidence: AnyEvidence = Field(default_factory=Evidence)
     """Hashes, settings, backend, timings and what each family's controls rest on."""
 
     @model_validator(mode="before")
     @classmethod
     def _legacy(cls, data: object) -> object:
-        return legacy_controls(_findings_from_reasons(data))
+        return _evidence_kind(legacy_controls(_findings_from_reasons(data)))
 
     @model_validator(mode="after")
     def _keys(self) -> Validation:

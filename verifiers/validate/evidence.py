@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from trajforge.oracles.mutate import Mutant
 from trajforge.records import (
+    CodeEvidence,
     Control,
     ControlCell,
     ControlId,
-    Evidence,
     MutantNote,
     MutantRow,
     MutantVerdict,
@@ -100,8 +100,8 @@ def _flake_rate(runs: list[RunOutcome], dropped: list[str]) -> float:
     return round(len(dropped) / len(names), 4) if names else 0.0
 
 
-def _base_evidence(result: MatrixResult, dropped: list[str]) -> Evidence:
-    return Evidence(
+def _base_evidence(result: MatrixResult, dropped: list[str]) -> CodeEvidence:
+    return CodeEvidence(
         dropped_tests=tuple(dropped),
         flake_rate=_flake_rate(result.oracle_runs, dropped),
         timings=result.timings,

@@ -25,11 +25,11 @@ from trajforge.records import (
     Control,
     ControlCell,
     ControlId,
-    Evidence,
     Expect,
     Fact,
     FactKind,
     Outcome,
+    QaEvidence,
     Reason,
     Reproduction,
     Status,
@@ -219,7 +219,7 @@ def judge_keyed(
             if c.control == Control.PARAPHRASE and c.result == Outcome.PASS
         )
     )
-    evidence = Evidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
+    evidence = QaEvidence(reproduced=tuple(rerun), paraphrases_accepted=accepted)
     found = [
         finding(
             Reason.KEY_GUESSABLE,

@@ -1,11 +1,12 @@
-"""Validate on an executor (``trajforge validate --executor ray``): one work item per task.
+"""Validate on an executor (``trajforge validate --executor ray``): one work item per task, or
+per batch of a batched family (data: up to :data:`~.per_task.BATCH` tasks, as a local run).
 
 The driver opens each task as a local run does (:func:`~.per_task.open_task`: a cached or
-unreadable task never leaves it), then ships the folder's files as the item. The worker lays
-them out in a scratch folder, makes its own
-sandbox from the backend *name* (one per worker process), runs the same
-:func:`~trajforge.verifiers.validate.per_task.validate_dir` as a local run, and sends back what
-that changed: ``task.json`` and the hidden ``tests/`` folder. Only the driver writes into OUT,
+unreadable task never leaves it), then ships the folders' files as the item. The worker lays
+them out in a scratch folder, makes its own sandbox from the backend *name* (one per worker
+process), runs the same :func:`~.per_task.validate_dir` (or :func:`~.per_task.validate_batch`)
+as a local run, and sends back what that changed in each folder: ``task.json`` and the hidden
+``tests/`` folder. Only the driver writes into OUT,
 with the same atomic writes, so files, ids, the cache and resumability are those of a local
 run. A worker that failed on every attempt (it raised, or its process died) is recorded as
 that task's ``error`` validation, in ``task.json`` and in its row — never dropped.
@@ -29,22 +30,39 @@ from typing import overload
 
 from trajforge.errors import SandboxError
 from trajforge.protocols import Executor, WorkOutcome
-from trajforge.records import Reason, Status, Validation, finding
+from trajforge.records import Family, Reason, Status, Validation, finding
+from trajforge.taskdir import read_family
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
-from trajforge.verifiers.validate.per_task import TaskRow, close_task, open_task, validate_dir
-from trajforge.verifiers.validate.single import HIDDEN_DIR
+from trajforge.verifiers.validate.per_task import (
+    BATCH,
+    TaskRow,
+    close_task,
+    open_task,
+    validate_batch,
+    validate_dir,
+)
+from trajforge.verifiers.validate.single import BATCHED, HIDDEN_DIR
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class TaskJob:
-    """One task to validate: its folder name and every file in it (relative path → bytes)."""
+class Folder:
+    """One task folder shipped to a worker: its name and every file in it (path → bytes)."""
 
-    spec: ContextSpec
     name: str
     files: tuple[tuple[str, bytes], ...]
+
+
+@dataclass(frozen=True)
+class TaskJob:
+    """One work item: a task folder, or a batch of folders of one batched ``family``."""
+
+    spec: ContextSpec
+    folders: tuple[Folder, ...]
+    family: Family | None = None
+    """Set for a batch (judged by :func:`~.per_task.validate_batch`); None: one task."""
 
 
 @dataclass(frozen=True)
@@ -81,19 +99,30 @@ def read_files(root: Path) -> dict[str, bytes]:
     return found
 
 
-def validate_job(job: TaskJob) -> TaskResult:
-    """Validate one shipped task folder in scratch space (the Ray task / pool item)."""
+def validate_job(job: TaskJob) -> tuple[TaskResult, ...]:
+    """Validate the shipped folders in scratch space (the Ray task / pool item); one result
+    per folder, in order."""
     ctx = worker_context(job.spec)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-task-") as scratch:
-        task_dir = Path(scratch) / job.name
-        task_dir.mkdir()
-        for rel, data in job.files:
-            target = task_dir / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        row = validate_dir(task_dir, ctx)
-        after = read_files(task_dir)
-    return _changes(row, dict(job.files), after)
+        dirs = [_lay_out(Path(scratch), folder) for folder in job.folders]
+        if job.family is None:
+            rows = [validate_dir(task_dir, ctx) for task_dir in dirs]
+        else:
+            rows = list(validate_batch(dirs, job.family, ctx))
+        return tuple(
+            _changes(row, dict(folder.files), read_files(task_dir))
+            for row, folder, task_dir in zip(rows, job.folders, dirs, strict=True)
+        )
+
+
+def _lay_out(scratch: Path, folder: Folder) -> Path:
+    task_dir = scratch / folder.name
+    for rel, data in folder.files:
+        target = task_dir / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    task_dir.mkdir(exist_ok=True)
+    return task_dir
 
 
 def _changes(row: TaskRow, before: dict[str, bytes], after: dict[str, bytes]) -> TaskResult:
@@ -113,13 +142,14 @@ def _changes(row: TaskRow, before: dict[str, bytes], after: dict[str, bytes]) ->
 
 
 class _Jobs(Sequence[TaskJob]):
-    """Task folders read only when the executor submits them (bounded memory)."""
+    """Work items whose folders are read only when the executor submits them (bounded
+    memory)."""
 
-    def __init__(self, spec: ContextSpec, dirs: list[Path]) -> None:
-        self.spec, self.dirs = spec, dirs
+    def __init__(self, spec: ContextSpec, groups: list[tuple[list[Path], Family | None]]) -> None:
+        self.spec, self.groups = spec, groups
 
     def __len__(self) -> int:
-        return len(self.dirs)
+        return len(self.groups)
 
     @overload
     def __getitem__(self, index: int) -> TaskJob: ...
@@ -127,10 +157,20 @@ class _Jobs(Sequence[TaskJob]):
     def __getitem__(self, index: slice) -> Sequence[TaskJob]: ...
     def __getitem__(self, index: int | slice) -> TaskJob | Sequence[TaskJob]:
         if isinstance(index, slice):
-            return _Jobs(self.spec, self.dirs[index])
-        task_dir = self.dirs[index]
-        files = tuple(read_files(task_dir).items())
-        return TaskJob(self.spec, task_dir.name, files)
+            return _Jobs(self.spec, self.groups[index])
+        dirs, family = self.groups[index]
+        folders = tuple(Folder(d.name, tuple(read_files(d).items())) for d in dirs)
+        return TaskJob(self.spec, folders, family)
+
+
+def _groups(dirs: list[Path]) -> list[tuple[list[Path], Family | None]]:
+    """The work items: each batched family's tasks in batches, then every other task alone."""
+    families = {d: read_family(d) for d in dirs}
+    groups: list[tuple[list[Path], Family | None]] = []
+    for family in BATCHED:
+        mine = [d for d in dirs if families[d] == family]
+        groups += [(mine[i : i + BATCH], family) for i in range(0, len(mine), BATCH)]
+    return groups + [([d], None) for d in dirs if families[d] not in BATCHED]
 
 
 def run_on(
@@ -138,7 +178,7 @@ def run_on(
     dirs: list[Path],
     ctx: Context,
     out: Path,
-    worker: Callable[[TaskJob], TaskResult] = validate_job,
+    worker: Callable[[TaskJob], tuple[TaskResult, ...]] = validate_job,
 ) -> Iterator[TaskRow]:
     """Rows of ``dirs``: cached ones at once, the others as the executor finishes them."""
     todo: list[Path] = []
@@ -149,15 +189,17 @@ def run_on(
         else:
             yield opened.row
     started = time.monotonic()
-    for done in executor.map(worker, _Jobs(spec_of(ctx, out), todo)):
-        yield _settle(todo[done.index], done, ctx, started)
+    groups = _groups(todo)
+    for done in executor.map(worker, _Jobs(spec_of(ctx, out), groups)):
+        group = groups[done.index][0]
+        if done.value is None:
+            yield from (_worker_failed(d, done, ctx, started) for d in group)
+        else:
+            yield from (_settle(d, r) for d, r in zip(group, done.value, strict=True))
 
 
-def _settle(task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started: float) -> TaskRow:
+def _settle(task_dir: Path, result: TaskResult) -> TaskRow:
     """Write what the worker changed (tests/ first, task.json last); the task's row."""
-    result = done.value
-    if result is None:
-        return _worker_failed(task_dir, done, ctx, started)
     if result.hidden is not None:
         staging = task_dir / f".{HIDDEN_DIR}.staging"
         write_tree(staging, {})
@@ -172,7 +214,7 @@ def _settle(task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started
 
 
 def _worker_failed(
-    task_dir: Path, done: WorkOutcome[TaskResult], ctx: Context, started: float
+    task_dir: Path, done: WorkOutcome[tuple[TaskResult, ...]], ctx: Context, started: float
 ) -> TaskRow:
     """Record a task whose worker failed on every attempt as its ``error`` validation, closed
     as every other verdict is (:func:`~.per_task.close_task`)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import jinja2
 
 from trajforge.errors import RecordError
-from trajforge.records import Control, ControlCell, Outcome, Reason, Task
+from trajforge.records import CodeEvidence, Control, ControlCell, Outcome, Reason, Task
 from trajforge.taskdir import load_task, task_dirs
 from trajforge.verifiers.validate.audit import accepted_rows, rejected_groups, triage_section
 from trajforge.verifiers.validate.config import ValidateConfig
@@ -67,10 +67,11 @@ def matrix_cells(task: Task) -> dict[str, CellView]:
 
 
 def _mutant_cell(task: Task) -> CellView | None:
-    summary = task.validation.evidence.mutants
+    evidence = task.validation.evidence
+    summary = evidence.mutants if isinstance(evidence, CodeEvidence) else None
     if summary is None or summary.kill_rate is None:
         return None
-    threshold = float(task.validation.evidence.config.get("min_kill_rate", 0.8))
+    threshold = float(evidence.config.get("min_kill_rate", 0.8))
     rate = summary.kill_rate
     return CellView(text=f"{rate:.2f}", tone="good" if rate >= threshold else "bad")
 

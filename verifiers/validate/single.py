@@ -22,6 +22,7 @@ from trajforge.records import (
     Family,
     Finding,
     Outcome,
+    QaEvidence,
     Reason,
     Status,
     Task,
@@ -299,7 +300,7 @@ def _judge_qa(
     controls = qa.answer_controls(expected, episode, ctx.config.seed)
     rerun = qa.reproduce(ctx.sandbox, task_dir / task.workspace, expected, episode, ctx.config)
     rejections = qa.qa_rejections(controls, rerun)
-    evidence = Evidence(expected=expected, reproduced=tuple(rerun), history=history)
+    evidence = QaEvidence(expected=expected, reproduced=tuple(rerun), history=history)
     if rejections:
         return Validation(
             status=Status.REJECTED, findings=tuple(rejections), controls=controls, evidence=evidence
@@ -326,5 +327,5 @@ def finish(
         "wall_s": round(time.monotonic() - started, 3),
         "teacher": ctx.teacher.name,
     }
-    evidence = Evidence.model_validate({**validation.evidence.model_dump(), **common})
+    evidence = validation.evidence.model_validate({**validation.evidence.model_dump(), **common})
     return validation.model_copy(update={"evidence": evidence})

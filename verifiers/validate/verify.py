@@ -15,7 +15,15 @@ from pathlib import Path
 
 from trajforge.errors import UsageError
 from trajforge.protocols import Limits, Sandbox
-from trajforge.records import FailToPass, Outcome, Task, TestOutcome, VerifyResult, VerifyTest
+from trajforge.records import (
+    CodeEvidence,
+    FailToPass,
+    Outcome,
+    Task,
+    TestOutcome,
+    VerifyResult,
+    VerifyTest,
+)
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.environments import for_task
 from trajforge.verifiers.validate.files import read_tree, write_tree
@@ -51,14 +59,15 @@ def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -
         return _tampered(screened)
     sandbox = for_task(task_dir, task, sandbox).sandbox  # its environment, as validation used
     evidence = task.validation.evidence
-    dropped = evidence.dropped_tests
+    code = evidence if isinstance(evidence, CodeEvidence) else CodeEvidence()  # not validated
+    dropped = code.dropped_tests
     timeout = float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", screened.files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
             runner = ControlRunner(box, task.verifier.command, Path(scratch), screened.files)
             run = runner.run(screened.files, timeout)
-    scored = score(run, evidence.test_sets, dropped)
+    scored = score(run, code.test_sets, dropped)
     tests = tuple(
         VerifyTest(name=t.name, outcome=t.outcome, message=t.message, counted=t.name not in dropped)
         for t in run.tests
