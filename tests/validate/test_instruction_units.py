@@ -180,6 +180,31 @@ def test_js_interface_from_a_dynamic_import() -> None:
     }
 
 
+def test_js_interface_from_a_dynamic_import_assigned_to_an_earlier_variable() -> None:
+    """pi-mono's theme watcher test declared ``let mod: ThemeModule`` and assigned
+    ``mod = await import("../src/theme/theme")`` in ``beforeAll``: the instruction got no
+    interface section ("no oracle module resolved"), so the functions the tests call
+    (``onThemeChange``, ``stopThemeWatcher``) were named nowhere in it."""
+    test = (
+        'type M = typeof import("../src/theme");\nlet mod: M;\n'
+        'beforeAll(async () => {\n  mod = await import("../src/theme");\n'
+        "  mod.onThemeChange(() => {});\n});\n"
+        "afterAll(() => { mod?.stopThemeWatcher(); });\n"
+    )
+    oracle = {
+        "src/theme.ts": "export function onThemeChange(cb: () => void): void {}\n"
+        "export function stopThemeWatcher(): void {}\nexport function unused(): void {}\n",
+        "test/theme.test.ts": test,
+    }
+    modules = js_modules({"test/theme.test.ts": test}, _reader(oracle), frozenset(oracle))
+    assert {m.path: m.lines for m in modules} == {
+        "src/theme.ts": [
+            "function onThemeChange(cb: () => void): void",
+            "function stopThemeWatcher(): void",
+        ],
+    }
+
+
 def _task(tmp_path: Path, hidden: dict[str, str], oracle: dict[str, str]) -> tuple[Path, Task]:
     for folder, files in (("tests", hidden), ("oracle", oracle), ("workspace", {})):
         for rel, text in files.items():

@@ -55,7 +55,8 @@ def _string(node: tree_sitter.Node | None) -> str | None:
 
 
 def _require(node: tree_sitter.Node | None) -> tuple[str, bool] | None:
-    """The specifier of ``require('x')`` or ``await import('x')``, and whether the value is
+    """The specifier of ``require('x')`` or ``await import('x')`` (declared, or assigned to a
+    variable declared earlier), and whether the value is
     the module's namespace (a dynamic import) rather than its default export."""
     dynamic = node is not None and node.type == "await_expression" and bool(node.named_children)
     if dynamic and node is not None:
@@ -100,9 +101,12 @@ class _Scan:
     def visit(self, node: tree_sitter.Node) -> None:
         if node.type == "import_statement":
             self._import(node)
-        elif node.type == "variable_declarator":
-            found = _require(node.child_by_field_name("value"))
-            target = node.child_by_field_name("name")
+        elif node.type in ("variable_declarator", "assignment_expression"):
+            value, name = (
+                ("value", "name") if node.type == "variable_declarator" else ("right", "left")
+            )
+            found = _require(node.child_by_field_name(value))
+            target = node.child_by_field_name(name)
             if found is not None and target is not None:
                 self._declarator(found[0], target, namespace=found[1])
         elif node.type == "member_expression":
