@@ -13,7 +13,11 @@ the instruction. Verify scores the start, the stub and a vitest-config hack 0, a
 and a selector written unlike it (``tests/fixtures/real_ts``) 1. Two later requests of the
 same session: one whose stated property already holds at the start (rejected), and "truncated
 text must stop when it encounters a new line", proven in three rounds from the answers keyed by
-the exact requests (``tests/teacher/cassettes/real/corpus``).
+the exact requests (``tests/teacher/cassettes/real/corpus``); and two whose starting files are
+recovered by undoing the session's edits (the session began on a dirty tree): the footer's
+context usage coloured above 70 % / 90 %, and custom themes reloaded live when their file is
+edited, each proven in two rounds and scored 0 for the start, the stub and an emptied hidden
+test, 1 for the reference and a rewrite unlike it.
 """
 
 from __future__ import annotations
@@ -222,6 +226,49 @@ NEWLINE = "extend-a917cbd4e8673962"
 NEWLINE_HIDDEN = "packages/tui/test/truncated-text.hidden.test.ts"
 
 
+def _keyed(
+    reconstructed: Path, task_id: str, tmp_path: Path
+) -> tuple[Path, Task, subprocess.CompletedProcess[str]]:
+    """One task of the session validated through the CLI against the answers keyed by the exact
+    requests (``tests/teacher/cassettes/real/corpus``); fails naming any request unanswered."""
+    answers = tmp_path / "keyed"
+    shutil.copytree(KEYED / "answers", answers / "answers")
+    shutil.copytree(reconstructed / "tasks" / task_id, tmp_path / "out" / "tasks" / task_id)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(tmp_path / "out")]
+    with serve_keyed(answers) as url:
+        env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-test-real-ts-0123456789")
+        argv += ["--teacher", "openai:gpt-5", "--json"]
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=1500, env=env)
+    task_dir = tmp_path / "out" / "tasks" / task_id
+    task = _task(task_dir)
+    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
+        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
+    unasked = sorted(p.name for p in (answers / "prompts").glob("*.json"))
+    assert not unasked, f"requests with no recorded answer: {unasked}"
+    return task_dir, task, result
+
+
+def _scores_zero_then_one(
+    task_dir: Path, tmp_path: Path, source: str, hidden: tuple[str, str], rewrite: dict[str, str]
+) -> None:
+    """The start, the start with ``source`` stubbed and the start with the hidden test (path,
+    and the runner import it is emptied to) emptied score 0; the start with ``rewrite`` laid
+    over it, and the oracle, 1."""
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    stub = stub_source(source, oracle[source])
+    assert stub is not None
+    wrong = {
+        "nothing": start,
+        "stub": {**start, source: stub},
+        "hidden test emptied": {**start, hidden[0]: f'import "{hidden[1]}";\n'},
+    }
+    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
+    assert scores == dict.fromkeys(wrong, 0.0), scores
+    assert _score(task_dir, {**start, **rewrite}, tmp_path / "rewrite") == 1.0
+    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+
+
 def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
     reconstructed: Path, tmp_path: Path
 ) -> None:
@@ -230,21 +277,7 @@ def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
     corpus run of session 13; round 2's and 3's feedback in the steady words): round 1's tests
     fail on the reference, round 2's let half the mutants live, round 3's are kept. The start,
     the stub and a hidden test emptied score 0; the reference and a rewrite 1."""
-    answers = tmp_path / "keyed"
-    shutil.copytree(KEYED / "answers", answers / "answers")
-    shutil.copytree(reconstructed / "tasks" / NEWLINE, tmp_path / "out" / "tasks" / NEWLINE)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(tmp_path / "out")]
-    with serve_keyed(answers) as url:
-        env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-test-real-ts-0123456789")
-        argv += ["--teacher", "openai:gpt-5", "--json"]
-        result = subprocess.run(argv, capture_output=True, text=True, timeout=1500, env=env)
-    task_dir = tmp_path / "out" / "tasks" / NEWLINE
-    task = _task(task_dir)
-    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
-        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
-    unasked = sorted(p.name for p in (answers / "prompts").glob("*.json"))
-    assert not unasked, f"requests with no recorded answer: {unasked}"
+    task_dir, task, result = _keyed(reconstructed, NEWLINE, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert task.validation.status == "accepted", task.validation.reasons
     loop = task.validation.evidence.teacher_loop
@@ -253,16 +286,90 @@ def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
     assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[1].findings}
     assert "before the first newline" in task.instruction
     assert "TruncatedText" in task.instruction and "hidden" not in task.instruction.lower()
-    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
-    stub = stub_source(TRUNCATED_SOURCE, oracle[TRUNCATED_SOURCE])
-    assert stub is not None
-    wrong = {
-        "nothing": start,
-        "stub": {**start, TRUNCATED_SOURCE: stub},
-        "hidden test emptied": {**start, NEWLINE_HIDDEN: 'import "node:test";\n'},
+    rewrite = {TRUNCATED_SOURCE: UNLIKE_NEWLINE.read_text()}
+    hidden = (NEWLINE_HIDDEN, "node:test")
+    _scores_zero_then_one(task_dir, tmp_path, TRUNCATED_SOURCE, hidden, rewrite)
+
+
+# --- the footer's context usage coloured by how full the window is (a recovered file) -------
+
+FOOTER = "extend-aba15b0281518b37"
+FOOTER_SOURCE = "packages/coding-agent/src/tui/footer.ts"
+FOOTER_HIDDEN = "packages/coding-agent/test/footer.hidden.test.ts"
+UNLIKE_FOOTER = UNLIKE.parent / "footer.unlike.ts"
+
+
+def test_footer_context_usage_colours_proven_in_two_rounds(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The request "... the context usage in the footer should be "warning" if it's > 70% and
+    "error" if its > 90% ...": the session began on a dirty tree and ``footer.ts``'s start is
+    recovered by undoing the session's edits (``reconstruct/undo_edits.py``). Round 1's tests
+    let 5 of 20 mutants live (both thresholds' ``>`` → ``>=``, the zero-window guard), round
+    2's (exact 70 % and 90 %, a one-token window, an empty one) kill 19. The start, the stub
+    and the hidden test emptied score 0; the reference and a rewrite (a threshold table in a
+    helper) 1."""
+    task_dir, task, result = _keyed(reconstructed, FOOTER, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
+    summary = task.validation.evidence.mutants
+    assert summary is not None and summary.total == 20 and summary.killed >= 18
+    assert "FooterComponent" in task.instruction and "hidden" not in task.instruction.lower()
+    rewrite = {FOOTER_SOURCE: UNLIKE_FOOTER.read_text()}
+    _scores_zero_then_one(task_dir, tmp_path, FOOTER_SOURCE, (FOOTER_HIDDEN, "vitest"), rewrite)
+
+
+# --- custom themes reloaded live when their file is edited ---------------------------------
+
+WATCHER = "extend-48fea264fa38a967"
+THEME = "packages/coding-agent/src/theme/theme.ts"
+RENDERER = "packages/coding-agent/src/tui/tui-renderer.ts"
+THEME_HIDDEN = "packages/coding-agent/test/theme.hidden.test.ts"
+UNLIKE_WATCHER = UNLIKE.parent / "theme-watcher.unlike.ts"
+
+
+def _watcher_rewrite(start: dict[str, str]) -> dict[str, str]:
+    """The start with live reload written unlike the reference: theme.ts's initTheme/setTheme
+    replaced by the fixture (a folder watcher), the renderer redrawing on a change."""
+    theme, renderer = start[THEME], start[RENDERER]
+    begin = theme.index("export function initTheme(")
+    end = theme.index("// ====", begin)
+    imported = "import { getEditorTheme, getMarkdownTheme, setTheme, theme }"
+    assert imported in renderer and renderer.count("\t\t// Start the UI\n") == 1
+    redraw = (
+        "\t\tonThemeChange(() => {\n"
+        "\t\t\tthis.ui.invalidate();\n\t\t\tthis.ui.requestRender();\n\t\t});\n"
+    )
+    return {
+        **start,
+        THEME: theme[:begin] + UNLIKE_WATCHER.read_text() + "\n" + theme[end:],
+        RENDERER: renderer.replace(
+            imported, imported.replace("setTheme,", "onThemeChange, setTheme,")
+        ).replace("\t\t// Start the UI\n", redraw + "\t\t// Start the UI\n"),
     }
-    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
-    assert scores == dict.fromkeys(wrong, 0.0), scores
-    rewrite = {**start, TRUNCATED_SOURCE: UNLIKE_NEWLINE.read_text()}
-    assert _score(task_dir, rewrite, tmp_path / "rewrite") == 1.0
-    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+
+
+def test_custom_theme_live_reload_proven_in_two_rounds(reconstructed: Path, tmp_path: Path) -> None:
+    """The request "could we have a file watcher (i think node has a built in one now) for the
+    custom themes? which triggers a reload and invalidation?": round 1's tests let 8 of 20
+    mutants live; round 2's add the built-in themes (a same-named custom file is never
+    watched) and kill 16 — the rest is a debounce delay the task leaves open (100 ms ± 1), a
+    watcher reset nothing observes, and a renderer hook no test can reach. Its instruction
+    names the functions the tests call (the interface read from ``mod = await import(...)``).
+    The start, the stub and the hidden test emptied score 0; the reference and a rewrite that
+    watches the folder instead of the file 1."""
+    task_dir, task, result = _keyed(reconstructed, WATCHER, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    summary = task.validation.evidence.mutants
+    assert summary is not None and summary.total == 20 and summary.kill_rate >= 0.8
+    for name in ("onThemeChange", "stopThemeWatcher"):
+        assert name in task.instruction
+    assert "hidden" not in task.instruction.lower()
+    rewrite = _watcher_rewrite(read_tree(task_dir / "workspace"))
+    _scores_zero_then_one(task_dir, tmp_path, THEME, (THEME_HIDDEN, "vitest"), rewrite)
