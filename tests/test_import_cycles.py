@@ -1,7 +1,7 @@
 """No two modules import each other, directly or round a loop: data flows one way.
 
-Imports are read from the source with ``ast`` over every module of the installed layout (the
-folders pyproject's ``package-dir`` maps into ``trajforge.*``), at module level and inside
+Imports are read from the source with ``ast`` over every module under ``trajforge/`` (the
+stage folders are linked there, so a module's name is its path), at module level and inside
 functions alike — a lazy import that closes a loop is a loop that was hidden, not broken. Only
 imports under ``if TYPE_CHECKING:`` are left out: they never run.
 """
@@ -9,26 +9,23 @@ imports under ``if TYPE_CHECKING:`` are left out: they never run.
 from __future__ import annotations
 
 import ast
-import tomllib
+import os
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _modules() -> dict[str, Path]:
-    """Module name → source file, for every package folder pyproject maps."""
-    config = tomllib.loads((REPO / "pyproject.toml").read_text())
-    folders = config["tool"]["setuptools"]["package-dir"]
+    """Module name → source file, for every module under ``trajforge/`` (stage folders are
+    symlinks there, so the folder is the import path)."""
     found: dict[str, Path] = {}
-    for package, folder in sorted(folders.items(), key=lambda kv: -kv[0].count(".")):
-        for path in sorted((REPO / folder).rglob("*.py")):
-            parts = list(path.relative_to(REPO / folder).with_suffix("").parts)
+    for folder, _, names in sorted(os.walk(REPO / "trajforge", followlinks=True)):
+        for file in sorted(n for n in names if n.endswith(".py")):
+            path = Path(folder) / file
+            parts = list(path.relative_to(REPO).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()
-            name = ".".join([package, *parts])
-            if parts and ".".join([package, parts[0]]) in folders:
-                continue  # a mapped sub-package that happens to sit inside this folder
-            found.setdefault(name, path)
+            found[".".join(parts)] = path
     return found
 
 
