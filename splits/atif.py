@@ -26,7 +26,7 @@ from trajforge import __version__
 from trajforge.errors import FormatError
 from trajforge.reconstruct.inputs import expand_paths
 from trajforge.reconstruct.pipeline import all_formats, detect
-from trajforge.records import Event, Session
+from trajforge.records import Event, Session, Status
 from trajforge.scrub import Scrubber
 
 ATIF_VERSION = "ATIF-v1.4"
@@ -40,7 +40,7 @@ class ExportOutcome:
 
     path: str
     """Input path."""
-    status: str
+    status: Status
     """accepted (written), error (unreadable)."""
     written: tuple[str, ...] = ()
     """Files written."""
@@ -169,13 +169,13 @@ def export_sessions(
     target.mkdir(parents=True, exist_ok=True)
     inputs, missing = expand_paths(paths)
     for problem in missing:
-        yield ExportOutcome(problem.split(":")[0], "error", reason=problem)
+        yield ExportOutcome(problem.split(":")[0], Status.ERROR, reason=problem)
     formats = all_formats()
     scrub = Scrubber()
     for path in inputs:
         try:
             fmt = detect(path, formats)
             written = [write(s, target, scrub) for s in fmt.parse(path) if isinstance(s, Session)]
-            yield ExportOutcome(str(path), "accepted", tuple(written))
+            yield ExportOutcome(str(path), Status.ACCEPTED, tuple(written))
         except (FormatError, OSError, ValueError) as exc:
-            yield ExportOutcome(str(path), "error", reason=str(exc))
+            yield ExportOutcome(str(path), Status.ERROR, reason=str(exc))

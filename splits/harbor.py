@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from trajforge.records import ANSWER_FAMILIES
+from trajforge.records import ANSWER_FAMILIES, Status
 from trajforge.splits.harbor_env import (
     checker_files,
     checker_requirements,
@@ -76,7 +76,7 @@ class ExportOutcome:
 
     task_id: str
     """Task id."""
-    status: str
+    status: Status
     """accepted (exported) or rejected (not exportable)."""
     reason: str = ""
     """Why it was not exported."""
@@ -276,13 +276,15 @@ def export(items: Sequence[LoadedTask], target: Path) -> Iterator[ExportOutcome]
 def _export_one(item: LoadedTask, target: Path) -> ExportOutcome:
     task = item.task
     if task.family not in ANSWER_FAMILIES and verifier_command(item) is None:
-        return ExportOutcome(task.id, "rejected", "no verifier command or hidden tests to run")
+        return ExportOutcome(task.id, Status.REJECTED, "no verifier command or hidden tests to run")
     if task.family in ANSWER_FAMILIES and not expected_answer(task):
-        return ExportOutcome(task.id, "rejected", f"{task.family} task without an expected answer")
+        return ExportOutcome(
+            task.id, Status.REJECTED, f"{task.family} task without an expected answer"
+        )
     if task.family == "data" and not any(
         f.path == "query.py" for f in item.folders.get("oracle", ())
     ):
-        return ExportOutcome(task.id, "rejected", "data task without its oracle query.py")
+        return ExportOutcome(task.id, Status.REJECTED, "data task without its oracle query.py")
     staging = Path(tempfile.mkdtemp(prefix=f".{task.id}.", dir=target))
     try:
         export_task(item, staging / "task")
@@ -292,4 +294,4 @@ def _export_one(item: LoadedTask, target: Path) -> ExportOutcome:
         (staging / "task").rename(final)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return ExportOutcome(task.id, "accepted")
+    return ExportOutcome(task.id, Status.ACCEPTED)

@@ -29,6 +29,7 @@ from trajforge.records import (
     ManifestTask,
     SourceDataset,
     SplitDefinition,
+    Status,
     dump_record,
 )
 from trajforge.records.dataset import UNKNOWN_TEACHER
@@ -233,7 +234,7 @@ def _yields(
     per_family = {
         family: {
             "candidates": sum(statuses.values()),
-            "accepted": statuses.get("accepted", 0),
+            "accepted": statuses.get(Status.ACCEPTED, 0),
             "kept": kept_families.get(family, 0),
         }
         for family, statuses in sorted(report.by_family_status.items())

@@ -139,7 +139,7 @@ def _load_one(folder: Path, report: LoadReport) -> None:
         report.accepted.append(load_task(folder))
     except (RecordError, OSError) as exc:
         log.debug("task %s unusable", folder, exc_info=True)
-        report.by_status["accepted"] -= 1
+        report.by_status[Status.ACCEPTED] -= 1
         report.by_status["unreadable"] += 1
-        report.by_family_status[task.family]["accepted"] -= 1
+        report.by_family_status[task.family][Status.ACCEPTED] -= 1
         report.problems.append(str(exc))

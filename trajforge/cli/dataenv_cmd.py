@@ -181,7 +181,7 @@ def validate_command(
     if not summary.tasks:
         err.print(f"[red]error:[/red] {output}: no data tasks to validate")
         raise typer.Exit(EXIT_UNUSABLE)
-    bad = len(summary.tasks) - summary.counts.get("accepted", 0)
+    bad = len(summary.tasks) - summary.counts.get(Status.ACCEPTED, 0)
     raise typer.Exit(EXIT_PARTIAL if bad else EXIT_OK)
 
 

@@ -9,7 +9,7 @@ import typer
 
 from trajforge.cli.common import EXIT_PARTIAL, EXIT_UNUSABLE, err, out, print_json, progress
 from trajforge.errors import RecordError, UsageError
-from trajforge.records import DatasetManifest, DatasetVersions, load_record
+from trajforge.records import DatasetManifest, DatasetVersions, Status, load_record
 from trajforge.splits import atif, harbor, sts
 from trajforge.splits import split as split_stage
 from trajforge.splits.atif import ExportOutcome
@@ -58,7 +58,7 @@ def split(
                 out.print(f"{config}/{name}: {sum(families.values())} tasks ({spread})")
         y = summary.yields
         out.print(
-            f"candidates {y['candidates']}, accepted {y['by_status'].get('accepted', 0)}, "
+            f"candidates {y['candidates']}, accepted {y['by_status'].get(Status.ACCEPTED, 0)}, "
             f"duplicates removed {y['duplicates_exact']} exact + {y['duplicates_near']} near, "
             f"kept {y['kept']} → {dataset} (revision {summary.revision})"
         )
@@ -118,8 +118,8 @@ def export_harbor(
     outcomes = list(
         progress(harbor.export(items, target), len(items), "export harbor", quiet=as_json)
     )
-    skipped = {k: v for k, v in report.by_status.items() if k != "accepted" and v}
-    failed = [o for o in outcomes if o.status != "accepted"]
+    skipped = {k: v for k, v in report.by_status.items() if k != Status.ACCEPTED and v}
+    failed = [o for o in outcomes if o.status != Status.ACCEPTED]
     if as_json:
         print_json(
             {
@@ -169,7 +169,7 @@ def _exported(
 ) -> None:
     """Say what a session export wrote and failed; exit 0, 1 (some inputs failed) or 2."""
     written = sum(len(o.written) for o in outcomes)
-    failed = [o for o in outcomes if o.status != "accepted"]
+    failed = [o for o in outcomes if o.status != Status.ACCEPTED]
     if as_json:
         print_json({"inputs": [asdict(o) for o in outcomes], names[0]: written})
     else:
