@@ -89,7 +89,7 @@ def matrix(sandbox: Sandbox, src: Path, cfg: ValidateConfig, scratch: Path) -> d
     (row,) = run.run(out, Context(sandbox, "local", "host", cfg))
     wall = time.monotonic() - start
     validation = load_record(Task, task_dir(out) / "task.json").validation
-    summary = validation.evidence.mutants
+    summary = validation.evidence.mutant_summary
     runs = sum(len(cell.runs) for cell in validation.controls.values()) + len(validation.mutants)
     return {
         "wall_s": round(wall, 2),

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from trajforge.records import TASK_SCHEMA, Reason, Task, Validation, dump_record
+from trajforge.records import TASK_SCHEMA, CodeEvidence, Reason, Task, Validation, dump_record
 from trajforge.registry import SANDBOXES, create
 from trajforge.taskdir import load_task
 from trajforge.verifiers.validate.verify import verify_answer, verify_files
@@ -38,7 +38,7 @@ def test_every_schema1_task_loads_with_its_verdict(folder: Path) -> None:
     raw = _raw(folder)
     assert raw["schema_version"] == 1
     task = load_task(folder)
-    assert task.schema_version == TASK_SCHEMA == 5
+    assert task.schema_version == TASK_SCHEMA == 6
     assert task.validation.status == raw["validation"]["status"] == "accepted"
     assert task.validation.reasons == tuple(raw["validation"]["reasons"])
     # reason texts of an accepted task become findings that prove it
@@ -61,7 +61,7 @@ def test_code_controls_mutants_and_sets_are_typed() -> None:
     items = raw["controls"]["mutants"]["items"]
     assert [m.id for m in v.mutants] == [i["id"] for i in items]
     assert v.mutants[0].killed_by == tuple(items[0]["killed_by"])
-    summary, stored = v.evidence.mutants, raw["evidence"]["mutants"]
+    summary, stored = v.evidence.mutant_summary, raw["evidence"]["mutants"]
     assert summary is not None and summary.kill_rate == stored["kill_rate"] == 1.0
     sets = v.evidence.test_sets
     assert sets is not None and sets.fail_to_pass == tuple(
@@ -147,7 +147,19 @@ def test_schema2_reason_texts_become_closed_findings() -> None:
 
 
 SCHEMA4 = Path(__file__).parent / "fixtures" / "schema4_tasks"
+SCHEMA5 = Path(__file__).parent / "fixtures" / "schema5_tasks"
 KIND_OF_FAMILY = {"qa": "qa", "data": "data", "build": "code", "extend": "code", "repair": "code"}
+RENAMED = {"mutants": "mutant_summary"}
+"""Evidence fields renamed since (schema 6: the summary no longer shares the rows' name)."""
+
+
+def _evidence_kept(raw: dict[str, Any], task: Task) -> dict[str, Any]:
+    """The written evidence's entries today's record does not hold under their (new) name."""
+    dumped = task.validation.evidence.model_dump(mode="json")
+    written = {RENAMED.get(k, k): v for k, v in raw["validation"]["evidence"].items()}
+    held = {k: v for k, v in written.items() if k in dumped}
+    assert {k: dumped[k] for k in held} == held
+    return {k: v for k, v in written.items() if k not in dumped}
 
 
 @pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
@@ -157,15 +169,31 @@ def test_schema4_evidence_becomes_its_familys_kind_with_every_value_kept(folder:
     raw = json.loads((SCHEMA4 / f"{folder.name}.json").read_text())
     assert raw["schema_version"] == 4 and "kind" not in raw["validation"]["evidence"]
     task = Task.model_validate(raw)
-    evidence = task.validation.evidence
-    assert evidence.kind == KIND_OF_FAMILY[task.family]
-    dumped = evidence.model_dump(mode="json")
-    written = {k: v for k, v in raw["validation"]["evidence"].items() if k in dumped}
-    assert {k: dumped[k] for k in written} == written
-    left = {k: v for k, v in raw["validation"]["evidence"].items() if k not in dumped}
+    assert task.validation.evidence.kind == KIND_OF_FAMILY[task.family]
+    left = _evidence_kept(raw, task)
     assert left and all(v in ([], {}, None, "", 0.0, False) for v in left.values()), left
     again = Task.model_validate_json(dump_record(task))
     assert again == task and again.schema_version == TASK_SCHEMA
+
+
+@pytest.mark.parametrize("folder", FOLDERS, ids=lambda p: p.name)
+def test_schema5_evidence_loads_whole_with_the_summary_renamed(folder: Path) -> None:
+    """Schema 5 named the code evidence's mutant summary ``mutants``, as the validation's rows
+    are named; it loads as ``mutant_summary`` and every value written is kept."""
+    raw = json.loads((SCHEMA5 / f"{folder.name}.json").read_text())
+    assert raw["schema_version"] == 5
+    task = Task.model_validate(raw)
+    evidence = task.validation.evidence
+    assert evidence.kind == raw["validation"]["evidence"]["kind"] == KIND_OF_FAMILY[task.family]
+    assert _evidence_kept(raw, task) == {}
+    if evidence.kind == "code":
+        stored = raw["validation"]["evidence"]["mutants"]
+        assert isinstance(evidence, CodeEvidence) and evidence.mutant_summary is not None
+        assert evidence.mutant_summary.total == stored["total"] > 0
+        assert len(task.validation.mutants) == len(raw["validation"]["mutants"])
+    again = Task.model_validate_json(dump_record(task))
+    assert again == task and again.schema_version == TASK_SCHEMA == 6
+    assert "mutants" not in json.loads(dump_record(task))["validation"]["evidence"]
 
 
 def test_schema4_evidence_with_two_families_fields_is_an_error_naming_them() -> None:
@@ -175,10 +203,11 @@ def test_schema4_evidence_with_two_families_fields_is_an_error_naming_them() -> 
         Task.model_validate(raw)
 
 
-def test_schema4_code_task_still_scores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("written", [SCHEMA4, SCHEMA5], ids=["schema4", "schema5"])
+def test_schema4_and_5_code_tasks_still_score(written: Path, tmp_path: Path) -> None:
     folder = tmp_path / "repair"
     shutil.copytree(_folder("repair-"), folder)
-    shutil.copy(SCHEMA4 / f"{_folder('repair-').name}.json", folder / "task.json")
+    shutil.copy(written / f"{_folder('repair-').name}.json", folder / "task.json")
     task = load_task(folder)
     assert task.validation.evidence.kind == "code" and task.validation.evidence.test_sets
     sandbox = _local()

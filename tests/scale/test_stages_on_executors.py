@@ -23,7 +23,7 @@ from trajforge.executors import ExecutorConfig, LocalExecutor, make_executor
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.dataenv import build
 from trajforge.records import Task, load_record
-from trajforge.taskdir import task_dirs
+from trajforge.taskdir import read_family, task_dirs
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.remote import TaskJob, TaskResult, run_on, validate_job
@@ -130,6 +130,11 @@ def test_validate_on_ray_writes_what_a_local_run_writes(
     assert _tree(remote) == before
 
 
+def _families(dirs: list[Path]) -> dict[Path, str]:
+    """Each folder's family, as ``run.run`` reads them before it hands them to ``run_on``."""
+    return {d: read_family(d) or "?" for d in dirs}
+
+
 def crash_on_qa(job: TaskJob) -> tuple[TaskResult, ...]:
     """The worker, except that it dies (as if killed) on every qa task."""
     if any(folder.name.startswith("qa-") for folder in job.folders):
@@ -148,7 +153,7 @@ def test_a_worker_that_always_dies_is_that_tasks_error_row(
     ctx = local_context(ValidateConfig(max_mutants=2, oracle_runs=1))
     executor = make_executor("ray", ExecutorConfig(retries=1))
     dirs = task_dirs(out)
-    rows = {r.id: r for r in run_on(executor, dirs, ctx, out, worker=crash_on_qa)}
+    rows = {r.id: r for r in run_on(executor, dirs, _families(dirs), ctx, out, worker=crash_on_qa)}
     assert sorted(rows) == [d.name for d in dirs]  # nothing dropped
     qa = [name for name in rows if name.startswith("qa-")]
     assert qa
@@ -220,7 +225,10 @@ def test_data_tasks_on_ray_are_judged_in_batches_and_written_as_locally(
     local = _copy(out, tmp_path / "local")
     ctx = local_context(ValidateConfig(max_mutants=1, oracle_runs=1))
     executor = make_executor("ray", ExecutorConfig(retries=0))
-    rows = {r.id: r for r in run_on(executor, task_dirs(out), ctx, out, worker=data_alone_dies)}
+    dirs = task_dirs(out)
+    rows = {
+        r.id: r for r in run_on(executor, dirs, _families(dirs), ctx, out, worker=data_alone_dies)
+    }
     expected = {r.id: r.status for r in run.run(local, ctx)}
     assert {i: r.status for i, r in rows.items()} == expected
     assert sum(1 for i in rows if i.startswith("data-")) == 3

@@ -132,7 +132,7 @@ def test_the_teacher_loop_proves_a_real_typescript_task(
     assert loop is not None and len(loop.rounds) == 2
     first_round = {f.reason for f in loop.rounds[0].findings}
     assert Reason.WEAK_MUTANT_KILL in first_round  # 15 of 20 killed in round 1
-    summary = task.validation.evidence.mutants
+    summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.kill_rate == 1.0 and summary.total == 20
     assert {c.result for n, c in task.validation.controls.items() if n != "oracle"} == {"fail"}
     # the prompt: the public contract only, the package's runner, its own tests as examples
@@ -315,7 +315,7 @@ def test_footer_context_usage_colours_proven_in_two_rounds(
     loop = task.validation.evidence.teacher_loop
     assert loop is not None and len(loop.rounds) == 2
     assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
-    summary = task.validation.evidence.mutants
+    summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.total == 20 and summary.killed >= 18
     assert "FooterComponent" in task.instruction and "hidden" not in task.instruction.lower()
     rewrite = {FOOTER_SOURCE: UNLIKE_FOOTER.read_text()}
@@ -366,7 +366,7 @@ def test_custom_theme_live_reload_proven_in_two_rounds(reconstructed: Path, tmp_
     assert task.validation.status == "accepted", task.validation.reasons
     loop = task.validation.evidence.teacher_loop
     assert loop is not None and len(loop.rounds) == 2
-    summary = task.validation.evidence.mutants
+    summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.total == 20 and summary.kill_rate >= 0.8
     for name in ("onThemeChange", "stopThemeWatcher"):
         assert name in task.instruction

@@ -58,8 +58,8 @@ def _reward(task_dir: Path, files: dict[str, str], tmp: Path) -> float:
 
 
 def _summary(v: Validation) -> MutantSummary:
-    assert v.evidence.mutants is not None, v.reasons
-    return v.evidence.mutants
+    assert v.evidence.mutant_summary is not None, v.reasons
+    return v.evidence.mutant_summary
 
 
 def _sets(v: Validation) -> TestSets:

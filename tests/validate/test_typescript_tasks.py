@@ -175,7 +175,7 @@ def test_mined_vitest_task_is_accepted_per_test(mined: Path) -> None:
     assert len(v.evidence.test_sets.pass_to_pass) == 4
     assert v.mutants and {m.path for m in v.mutants} == {"src/text.ts"}
     assert {m.line for m in v.mutants} <= _changed_lines(mined)  # truncateWords only
-    summary = v.evidence.mutants
+    summary = v.evidence.mutant_summary
     assert summary is not None and summary.kill_rate is not None and summary.kill_rate >= 0.8
     assert summary.total == len(v.mutants) == summary.killed + summary.survived + summary.unknown
     environment = v.evidence.environment

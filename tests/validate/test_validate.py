@@ -26,7 +26,7 @@ def test_every_harness_repair_is_accepted_with_controls_rejected(validated: Path
         for control in ("empty", "prefix", "stub"):
             assert v.controls[control].result == "fail", (task.id, control)
         assert v.controls["prefix"].runs[0].failing, "the pre-fix state fails a named test"
-        mutants = v.evidence.mutants
+        mutants = v.evidence.mutant_summary
         assert mutants is not None and mutants.kill_rate is not None
         assert mutants.total >= 1 and mutants.kill_rate >= 0.8
         assert 0 <= mutants.wilson_low <= mutants.kill_rate <= mutants.wilson_high <= 1

@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     )
     from trajforge.records.upgrade import TASK_SCHEMA
     from trajforge.records.validation import (
+        AnswerEvidence,
         AnyEvidence,
         CodeEvidence,
         DataEvidence,
@@ -228,6 +229,7 @@ _WHERE: dict[str, str] = {
             "EnvironmentEvidence",
             "Evidence",
             "EvidenceBase",
+            "AnswerEvidence",
             "FailToPass",
             "Finding",
             "Forbidden",
@@ -269,6 +271,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TASK_SCHEMA",
     "VERDICTS",
+    "AnswerEvidence",
     "AnswerKey",
     "AnyEvidence",
     "Budget",

@@ -44,7 +44,7 @@ class MutantNote(BaseModel):
     model_config = FROZEN
 
     id: str
-    """Mutant id (``m3``), as in ``controls.mutants.items``."""
+    """Mutant id (``m3``)."""
     description: str
     """What the fault changes and where."""
     verdict: MutantVerdict

@@ -23,12 +23,13 @@ from trajforge.records.validation import EVIDENCE_KINDS
 
 log = logging.getLogger(__name__)
 __all__ = ["TASK_SCHEMA", "legacy_findings", "legacy_reason", "upgrade_task"]
-TASK_SCHEMA = 5
+TASK_SCHEMA = 6
 """Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons; 4
 control cells that name their kind (:class:`Control`) and tests' outcomes spelled as runs'
 (``pass`` / ``fail``); 5 evidence per family, told apart by its ``kind`` (none, code, qa,
-data). Older cells, outcomes and evidence are read as they were written (:mod:`.legacy`, the
-records' validators)."""
+data); 6 the code evidence's mutant summary is ``mutant_summary`` (``mutants`` before, the
+name of ``validation.mutants``' rows too). Older cells, outcomes and evidence are read as they
+were written (:mod:`.legacy`, the records' validators)."""
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 
@@ -39,9 +40,21 @@ def upgrade_task(data: Any) -> Any:
         return data  # every task.json states its schema: one without is built in code
     upgraded = {**data, "schema_version": TASK_SCHEMA}
     validation = data.get("validation")
-    if isinstance(validation, dict) and data.get("schema_version", 1) < 2:
-        upgraded["validation"] = _validation(validation)
+    if isinstance(validation, dict):
+        validation = _summary_renamed(validation)
+        if data.get("schema_version", 1) < 2:
+            validation = _validation(validation)
+        upgraded["validation"] = validation
     return upgraded
+
+
+def _summary_renamed(validation: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 and before: the mutant summary was ``evidence.mutants``."""
+    evidence = validation.get("evidence")
+    if not isinstance(evidence, dict) or "mutants" not in evidence:
+        return validation
+    renamed = {("mutant_summary" if k == "mutants" else k): v for k, v in evidence.items()}
+    return {**validation, "evidence": renamed}
 
 
 def _validation(raw: dict[str, Any]) -> dict[str, Any]:

@@ -247,7 +247,7 @@ class CodeEvidence(EvidenceBase):
     """Seconds per phase (oracle_s, controls_s, mutants_s, survivors_s)."""
     shell_replayed: tuple[ShellReplay, ...] = ()
     """Shell commands re-run to rebuild the oracle."""
-    mutants: MutantSummary | None = None
+    mutant_summary: MutantSummary | None = None
     """The injected-fault control's summary (None: no mutant ran; the rows are
     ``Validation.mutants``)."""
     mutants_batched: bool = False
@@ -260,7 +260,14 @@ class CodeEvidence(EvidenceBase):
     """The built environment used."""
 
 
-class QaEvidence(EvidenceBase):
+class AnswerEvidence(EvidenceBase):
+    """What the answer families (qa, data) share: the paraphrase controls."""
+
+    paraphrases_accepted: tuple[str, ...] = ()
+    """The paraphrase controls the checker accepted."""
+
+
+class QaEvidence(AnswerEvidence):
     """qa: the expected answer and the recorded commands re-run to reproduce it."""
 
     kind: Literal["qa"] = "qa"
@@ -269,11 +276,9 @@ class QaEvidence(EvidenceBase):
     """The expected answer (value checker; None: an answer key)."""
     reproduced: tuple[Reproduction, ...] = ()
     """Recorded commands re-run to reproduce the answer."""
-    paraphrases_accepted: tuple[str, ...] = ()
-    """The paraphrase controls the checker accepted."""
 
 
-class DataEvidence(EvidenceBase):
+class DataEvidence(AnswerEvidence):
     """data: the oracle query's output and each script's run time."""
 
     kind: Literal["data"] = "data"
@@ -282,8 +287,6 @@ class DataEvidence(EvidenceBase):
     """The oracle query's output (capped)."""
     seconds: dict[str, float | None] = Field(default_factory=dict)
     """Seconds per script run."""
-    paraphrases_accepted: tuple[str, ...] = ()
-    """The paraphrase controls the checker accepted."""
 
 
 AnyEvidence = Annotated[
@@ -334,7 +337,7 @@ class Validation(BaseModel):
     perturbed:*, probe:N, query:NAME and the qa key's wrong answers (answers). Code reads a
     cell's ``control``, never its key's text."""
     mutants: tuple[MutantRow, ...] = ()
-    """Code families: every injected fault run (the summary is ``evidence.mutants``)."""
+    """Code families: every injected fault run (the summary is ``evidence.mutant_summary``)."""
     evidence: AnyEvidence = Field(default_factory=Evidence)
     """Hashes, settings, backend, timings and what each family's controls rest on."""
 

@@ -149,7 +149,7 @@ def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig)
     bad, kill_notes = judge_mutants(summary, cfg)
     survivors = [f"survivor {n.id}: {n.description} ({n.evidence})" for n in summary.survivors]
     update.update(
-        mutants=summary if rows else None,
+        mutant_summary=summary if rows else None,
         mutants_batched=result.batched,
         test_sets=fail_to_pass_sets(final_runs, _start_run(result), dropped),
         notes=(*evidence.notes, *kill_notes, *survivors),

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -156,11 +156,18 @@ def validate_dir(task_dir: Path, ctx: Context) -> TaskRow:
 def validate_batch(dirs: Sequence[Path], family: Family, ctx: Context) -> Iterator[TaskRow]:
     """Tasks of a family judged many at once (:data:`~.single.BATCHED`), written one by one
     exactly as :func:`validate_dir` writes them."""
+    return (row for _, row in judge_batch(dirs, family, ctx))
+
+
+def judge_batch(
+    dirs: Sequence[Path], family: Family, ctx: Context
+) -> Iterator[tuple[Path, TaskRow]]:
+    """:func:`validate_batch`, each row beside its folder (cached rows come first)."""
     todo = []
     for task_dir in dirs:
         opened = open_task(task_dir, ctx)
         if opened.row is not None:
-            yield opened.row
+            yield task_dir, opened.row
         elif opened.task is not None:
             todo.append(opened)
     for start in range(0, len(todo), BATCH):
@@ -171,8 +178,16 @@ def validate_batch(dirs: Sequence[Path], family: Family, ctx: Context) -> Iterat
         except Exception:  # the batch failed as a whole: each task on its own
             log.warning("batch of %d %s tasks failed; judged one by one", len(chunk), family)
             for opened in chunk:
-                yield validate_dir(opened.task_dir, ctx)
+                yield opened.task_dir, validate_dir(opened.task_dir, ctx)
             continue
         for opened, validation in zip(chunk, verdicts, strict=True):
             assert opened.task is not None
-            yield close_task(opened, opened.task, validation, ctx)
+            yield opened.task_dir, close_task(opened, opened.task, validation, ctx)
+
+
+def split_work(
+    dirs: Sequence[Path], families: Mapping[Path, str]
+) -> tuple[dict[Family, list[Path]], list[Path]]:
+    """The tasks of each batched family (judged in batches), and every other task (alone)."""
+    batched = {f: [d for d in dirs if families[d] == f] for f in BATCHED}
+    return batched, [d for d in dirs if families[d] not in BATCHED]

@@ -23,7 +23,7 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import overload
@@ -31,18 +31,18 @@ from typing import overload
 from trajforge.errors import SandboxError
 from trajforge.protocols import Executor, WorkOutcome
 from trajforge.records import Family, Reason, Status, Validation, finding
-from trajforge.taskdir import read_family
 from trajforge.verifiers.validate.context import Context, ContextSpec, build_context
 from trajforge.verifiers.validate.files import TASK_FILE, write_atomic, write_tree
 from trajforge.verifiers.validate.per_task import (
     BATCH,
     TaskRow,
     close_task,
+    judge_batch,
     open_task,
-    validate_batch,
+    split_work,
     validate_dir,
 )
-from trajforge.verifiers.validate.single import BATCHED, HIDDEN_DIR
+from trajforge.verifiers.validate.single import HIDDEN_DIR
 
 log = logging.getLogger(__name__)
 
@@ -101,17 +101,17 @@ def read_files(root: Path) -> dict[str, bytes]:
 
 def validate_job(job: TaskJob) -> tuple[TaskResult, ...]:
     """Validate the shipped folders in scratch space (the Ray task / pool item); one result
-    per folder, in order."""
+    per folder, in the folders' order (each row is paired with the folder it was judged in)."""
     ctx = worker_context(job.spec)
     with tempfile.TemporaryDirectory(prefix="trajforge-validate-task-") as scratch:
         dirs = [_lay_out(Path(scratch), folder) for folder in job.folders]
         if job.family is None:
-            rows = [validate_dir(task_dir, ctx) for task_dir in dirs]
+            rows = {task_dir: validate_dir(task_dir, ctx) for task_dir in dirs}
         else:
-            rows = list(validate_batch(dirs, job.family, ctx))
+            rows = dict(judge_batch(dirs, job.family, ctx))
         return tuple(
-            _changes(row, dict(folder.files), read_files(task_dir))
-            for row, folder, task_dir in zip(rows, job.folders, dirs, strict=True)
+            _changes(rows[task_dir], dict(folder.files), read_files(task_dir))
+            for folder, task_dir in zip(job.folders, dirs, strict=True)
         )
 
 
@@ -163,24 +163,29 @@ class _Jobs(Sequence[TaskJob]):
         return TaskJob(self.spec, folders, family)
 
 
-def _groups(dirs: list[Path]) -> list[tuple[list[Path], Family | None]]:
+def _groups(
+    dirs: list[Path], families: Mapping[Path, str]
+) -> list[tuple[list[Path], Family | None]]:
     """The work items: each batched family's tasks in batches, then every other task alone."""
-    families = {d: read_family(d) for d in dirs}
-    groups: list[tuple[list[Path], Family | None]] = []
-    for family in BATCHED:
-        mine = [d for d in dirs if families[d] == family]
-        groups += [(mine[i : i + BATCH], family) for i in range(0, len(mine), BATCH)]
-    return groups + [([d], None) for d in dirs if families[d] not in BATCHED]
+    batched, single = split_work(dirs, families)
+    groups: list[tuple[list[Path], Family | None]] = [
+        (mine[i : i + BATCH], family)
+        for family, mine in batched.items()
+        for i in range(0, len(mine), BATCH)
+    ]
+    return groups + [([d], None) for d in single]
 
 
 def run_on(
     executor: Executor,
     dirs: list[Path],
+    families: Mapping[Path, str],
     ctx: Context,
     out: Path,
     worker: Callable[[TaskJob], tuple[TaskResult, ...]] = validate_job,
 ) -> Iterator[TaskRow]:
-    """Rows of ``dirs``: cached ones at once, the others as the executor finishes them."""
+    """Rows of ``dirs`` (``families``: each one's family, as :func:`~.run.run` read them):
+    cached ones at once, the others as the executor finishes them."""
     todo: list[Path] = []
     for task_dir in dirs:
         opened = open_task(task_dir, ctx)  # cached and unreadable tasks never leave the driver
@@ -189,7 +194,7 @@ def run_on(
         else:
             yield opened.row
     started = time.monotonic()
-    groups = _groups(todo)
+    groups = _groups(todo, families)
     for done in executor.map(worker, _Jobs(spec_of(ctx, out), groups)):
         group = groups[done.index][0]
         if done.value is None:

@@ -68,7 +68,7 @@ def matrix_cells(task: Task) -> dict[str, CellView]:
 
 def _mutant_cell(task: Task) -> CellView | None:
     evidence = task.validation.evidence
-    summary = evidence.mutants if isinstance(evidence, CodeEvidence) else None
+    summary = evidence.mutant_summary if isinstance(evidence, CodeEvidence) else None
     if summary is None or summary.kill_rate is None:
         return None
     threshold = float(evidence.config.get("min_kill_rate", 0.8))

@@ -25,11 +25,11 @@ from trajforge.verifiers.validate.per_task import (
     guarded,
     open_task,
     row_of,
+    split_work,
     validate_batch,
     validate_dir,
 )
 from trajforge.verifiers.validate.remote import run_on
-from trajforge.verifiers.validate.single import BATCHED
 
 log = logging.getLogger(__name__)
 __all__ = [
@@ -67,7 +67,7 @@ def run(
     if executor is None:
         found = _iterate(dirs, families, ctx, max(1, jobs))
     else:
-        found = run_on(executor, dirs, ctx, out)
+        found = run_on(executor, dirs, families, ctx, out)
     rows: dict[str, TaskRow] = {}
     for row in found:
         rows[row.id] = row
@@ -81,9 +81,9 @@ def _iterate(
 ) -> Iterator[TaskRow]:
     """Batched families first (one batch after the other), then every other task, ``jobs``
     at a time."""
-    for family in BATCHED:
-        yield from validate_batch([d for d in dirs if families[d] == family], family, ctx)
-    single = [d for d in dirs if families[d] not in BATCHED]
+    batched, single = split_work(dirs, families)
+    for family, mine in batched.items():
+        yield from validate_batch(mine, family, ctx)
     if jobs == 1:
         for task_dir in single:
             yield validate_dir(task_dir, ctx)
