@@ -21,8 +21,8 @@ import pytest
 from trajforge.errors import SandboxError
 from trajforge.protocols import Limits, Sandbox
 from trajforge.verifiers.sandbox import image as image_mod
-from trajforge.verifiers.sandbox.docker import LABEL, OWNER_LABEL, DockerSandbox
-from trajforge.verifiers.sandbox.docker_exec import reap_leftovers
+from trajforge.verifiers.sandbox.docker import DockerSandbox
+from trajforge.verifiers.sandbox.docker_exec import LABEL, OWNER_LABEL, reap_leftovers
 
 pytestmark = pytest.mark.docker
 

@@ -26,7 +26,7 @@ from trajforge.records import EnvironmentRecipe
 from trajforge.verifiers.environments.session import EnvSandbox
 from trajforge.verifiers.sandbox.local import LocalSandbox
 from trajforge.verifiers.validate import runners
-from trajforge.verifiers.validate.junit import RunOutcome, judge
+from trajforge.verifiers.validate.junit import RunOutcome, outcome_of
 from trajforge.verifiers.validate.matrix import ControlRunner
 
 PINNED = {
@@ -365,4 +365,4 @@ def _host_run(project: Path, command: str, files: dict[str, str]) -> RunOutcome:
         wall_s=0.0,
     )
     report = Path(found.report_path)
-    return judge(result, command, report.read_text() if report.is_file() else None, found)
+    return outcome_of(result, command, report.read_text() if report.is_file() else None, found)

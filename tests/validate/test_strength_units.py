@@ -16,7 +16,7 @@ from tests.fixtures.verify_sessions.scenarios import SCENARIOS, WORDFREQ_TRY
 from trajforge.records import TestSets
 from trajforge.verifiers.validate.derive import derived_place
 from trajforge.verifiers.validate.derived_file import (
-    Candidate,
+    DerivedInput,
     expected_source,
     lenient_differs,
     render,
@@ -205,8 +205,8 @@ def test_derived_file_passes_on_the_oracle_and_fails_on_a_mutant(tmp_path: Path)
     raised = {"status": "raised", "type": "ValueError", "exc_mro": ["ValueError", "Exception"]}
     count, check = _item("count", "('b a b',)"), _item("check", "(-1,)")
     candidates = [
-        Candidate("test_trajforge_d01_count", count, expected_source(seen) or "", ("m1",)),
-        Candidate("test_trajforge_d02_check", check, expected_source(raised) or "", ("m2",)),
+        DerivedInput("test_trajforge_d01_count", count, expected_source(seen) or "", ("m1",)),
+        DerivedInput("test_trajforge_d02_check", check, expected_source(raised) or "", ("m2",)),
     ]
     (tmp_path / "test_trajforge_derived.py").write_text(render(candidates))
     (tmp_path / "lib.py").write_text(LIB)

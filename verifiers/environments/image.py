@@ -37,13 +37,13 @@ HASH_LABEL = "trajforge.env.hash"
 BASE_LABEL = "trajforge.env.base"
 """Id of the image it was built on: a rebuilt sandbox image makes its derived images stale."""
 NODE_PACKAGES = ("npm", "corepack")
-BUILD_TIMEOUT_S = 900
+IMAGE_BUILD_TIMEOUT_S = 900
 
 
 def _client() -> Any:
     import docker
 
-    return docker.from_env(timeout=BUILD_TIMEOUT_S)
+    return docker.from_env(timeout=IMAGE_BUILD_TIMEOUT_S)
 
 
 def _current(client: Any, tag: str, base_id: str) -> bool:
@@ -92,7 +92,7 @@ def _build(client: Any, tag: str, labels: dict[str, str], fill: Any) -> None:
                 rm=True,
                 forcerm=True,
                 network_mode="none",
-                timeout=BUILD_TIMEOUT_S,
+                timeout=IMAGE_BUILD_TIMEOUT_S,
             )
         except (docker.errors.BuildError, docker.errors.APIError) as exc:
             raise EnvironmentProblem(

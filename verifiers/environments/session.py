@@ -27,10 +27,10 @@ from trajforge.protocols import (
 )
 from trajforge.records import EnvironmentRecipe
 from trajforge.verifiers.sandbox.common import SAFE_PATH
+from trajforge.verifiers.sandbox.docker_exec import WORKSPACE
 
 log = logging.getLogger(__name__)
 
-WORKSPACE = "/workspace"
 RUN_ENV = {
     "npm_config_update_notifier": "false",
     "npm_config_audit": "false",

@@ -41,15 +41,14 @@ from trajforge.verifiers.sandbox.image import IMAGE_TAG, image_state
 
 log = logging.getLogger(__name__)
 
-LABEL = dx.LABEL
-OWNER_LABEL = dx.OWNER_LABEL
+
 HOME = "/tmp/home"
 PIDS_HEADROOM = 16
 """pids above ``Limits.pids`` kept free for the helper execs that clean up after a fork bomb."""
 WATCHDOG_GRACE_S = 5.0
 """The host kills the command this long after the in-container timeout should have."""
 CLIENT_TIMEOUT_S = 120
-PIDS_MARKERS = ("Cannot fork", "fork: Resource temporarily unavailable", "BlockingIOError")
+_PIDS_MARKERS = ("Cannot fork", "fork: Resource temporarily unavailable", "BlockingIOError")
 """stderr of a command whose forks the process cap refused (dash, bash, Python)."""
 
 
@@ -146,7 +145,7 @@ def container_config(image: str, limits: Limits, uid: int, cpus: float) -> dict[
             Ulimit(name="core", soft=0, hard=0),
             Ulimit(name="fsize", soft=fsize, hard=fsize),
         ],
-        "labels": {LABEL: "1", OWNER_LABEL: dx.owner_label()},
+        "labels": {dx.LABEL: "1", dx.OWNER_LABEL: dx.owner_label()},
         "hostname": "sandbox",
         "environment": {"HOME": HOME},
     }
@@ -373,7 +372,7 @@ def _killed(
     if (
         events.get("pids_max", 0) > 0
         or int(report.get("leftover", 0)) >= limits.pids - 2
-        or any(marker in stderr for marker in PIDS_MARKERS)
+        or any(marker in stderr for marker in _PIDS_MARKERS)
     ):
         return "pids"
     return None

@@ -70,7 +70,7 @@ exit(($status & 127) ? 128 + ($status & 127) : $status >> 8);
 """PID 1 of each run's PID namespace: runs the command as its child (so it keeps normal
 signal semantics), reaps orphans and reports the raw wait status on a pipe."""
 PACKAGE_DIRS = ("site-packages", "dist-packages")
-PIDS_MARKERS = ("fork: Resource temporarily unavailable", "fork: retry", "BlockingIOError")
+_PIDS_MARKERS = ("fork: Resource temporarily unavailable", "fork: retry", "BlockingIOError")
 
 
 def _interpreter_paths() -> list[str]:
@@ -354,7 +354,7 @@ class LocalSession(Closing):
             return "cpu"
         if code != 0 and any(marker in stderr for marker in MEMORY_MARKERS):
             return "memory"
-        if code != 0 and any(marker in stderr for marker in PIDS_MARKERS):
+        if code != 0 and any(marker in stderr for marker in _PIDS_MARKERS):
             return "pids"
         return None
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from trajforge.oracles.mutate import Mutant
 from trajforge.protocols import RunResult, SandboxSession
 from trajforge.verifiers.validate.files import layered
-from trajforge.verifiers.validate.junit import RunOutcome, judge
+from trajforge.verifiers.validate.junit import RunOutcome, outcome_of
 
 log = logging.getLogger(__name__)
 
@@ -114,5 +114,5 @@ def run_batched(
             killed="timeout" if row["timed_out"] else None,
             wall_s=float(row["wall_s"]),
         )
-        found[row["id"]] = judge(result, "pytest", row["junit"])
+        found[row["id"]] = outcome_of(result, "pytest", row["junit"])
     return found if len(found) == len(mutants) else None

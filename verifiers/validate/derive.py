@@ -27,7 +27,7 @@ from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derived_file import (
     FILE_NAME,
     PREFIX,
-    Candidate,
+    DerivedInput,
     FileSets,
     check_tests,
     expected_source,
@@ -241,14 +241,14 @@ class _Differences:
     """Mutant id → indices of the inputs on which a derived test would fail on it."""
 
 
-def _candidates(found: _Differences) -> list[Candidate]:
+def _candidates(found: _Differences) -> list[DerivedInput]:
     """One candidate per input that some survivor gets wrong, most survivors first."""
     inputs, oracle = found.inputs, found.oracle
     hits: dict[int, list[str]] = {}
     for mutant_id, indices in found.diffs.items():
         for i in indices:
             hits.setdefault(i, []).append(mutant_id)
-    chosen: list[Candidate] = []
+    chosen: list[DerivedInput] = []
     for i in sorted(hits, key=lambda i: (-len(hits[i]), i)):
         seen: Observation = oracle.results[i]
         expected = expected_source(seen)
@@ -258,7 +258,7 @@ def _candidates(found: _Differences) -> list[Candidate]:
         item = CallInput(item.file, item.function, item.args, item.kwargs, item.source,
                          item.origin, seen["module"])  # fmt: skip
         name = f"{PREFIX}{len(chosen) + 1:02d}_{item.function}"
-        chosen.append(Candidate(name, item, expected, tuple(hits[i])))
+        chosen.append(DerivedInput(name, item, expected, tuple(hits[i])))
         if len(chosen) == MAX_DERIVED:
             break
     return chosen

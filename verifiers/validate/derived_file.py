@@ -30,7 +30,7 @@ PREFIX = "test_trajforge_d"
 
 
 @dataclass(frozen=True)
-class Candidate:
+class DerivedInput:
     """One input turned into a test: the call and what the oracle did on it."""
 
     name: str
@@ -47,7 +47,7 @@ class Candidate:
 class Checked:
     """What the real runs showed."""
 
-    kept: list[Candidate] = field(default_factory=list)
+    kept: list[DerivedInput] = field(default_factory=list)
     kills: dict[str, list[str]] = field(default_factory=dict)
     """Test name → survivor ids it failed on."""
     dropped: int = 0
@@ -92,7 +92,7 @@ def lenient_differs(expected: Observation, seen: Observation) -> bool:
     )
 
 
-def render(candidates: Sequence[Candidate]) -> str:
+def render(candidates: Sequence[DerivedInput]) -> str:
     """The derived test file's text."""
     lines = [PRELUDE.read_text(encoding="utf-8").rstrip(), ""]
     for c in candidates:
@@ -142,7 +142,7 @@ class FileSets:
 def check_tests(
     runner: ControlRunner,
     sets: FileSets,
-    candidates: list[Candidate],
+    candidates: list[DerivedInput],
     path: str,
     runs: tuple[int, float],
 ) -> Checked:

@@ -151,7 +151,7 @@ def _outcome(
     )
 
 
-def judge(
+def outcome_of(
     result: RunResult, command: str, report: str | None, runner: TestRunner | None = None
 ) -> RunOutcome:
     """Turn a sandbox result (and the run's report, if any) into a :class:`RunOutcome`.

@@ -25,7 +25,7 @@ from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened, strengthen
 from trajforge.verifiers.validate.files import layered, read_tree, write_tree
-from trajforge.verifiers.validate.junit import RunOutcome, judge
+from trajforge.verifiers.validate.junit import RunOutcome, outcome_of
 from trajforge.verifiers.validate.observe import CallInput
 from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell
 from trajforge.verifiers.validate.runners import runner_for
@@ -94,14 +94,14 @@ class ControlRunner:
         ``stop_early``: stop at the first failing test where the runner can."""
         self.reset(files)
         if self.runner is None:
-            return judge(self.box.run(self.command, timeout=timeout), self.command, None)
+            return outcome_of(self.box.run(self.command, timeout=timeout), self.command, None)
         call = self.runner.invocation(self.command, stop_early)
         result = self.box.run(call.command, timeout=timeout, env=call.env)
         report = None
         if not result.timed_out:
             fetched = self.box.run(["cat", self.runner.report_path], timeout=30)
             report = fetched.stdout if fetched.exit_code == 0 else None
-        return judge(result, self.command, report, self.runner)
+        return outcome_of(result, self.command, report, self.runner)
 
 
 def replay_shell(
