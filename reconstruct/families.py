@@ -251,7 +251,7 @@ def _episode_candidate(
     )
 
 
-SEEN = ("base", "read")
+SEEN = ("base", "read", "commit")
 """Origins of a file version that are observations, not changes."""
 
 

@@ -9,7 +9,7 @@ not, and files touched without their content being known are reported as missing
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,9 +21,9 @@ from trajforge.records import Event
 
 log = logging.getLogger(__name__)
 
-Origin = Literal["base", "read", "write", "edit", "patch", "shell", "moved", "deleted"]
+Origin = Literal["base", "read", "write", "edit", "patch", "shell", "moved", "deleted", "commit"]
 """moved: the destination of a move or copy (new from then on; its content known only when
-the source's was)."""
+the source's was); commit: as a commit the session made holds it (:mod:`.session_commits`)."""
 _PRE_EXISTING: frozenset[str] = frozenset({"base", "read", "edit", "shell"})
 
 
@@ -155,8 +155,10 @@ def replay(
     root: str | None,
     base: dict[str, str] | None = None,
     started_with: frozenset[str] | None = None,
+    commits: Mapping[int, Mapping[str, str]] | None = None,
 ) -> Replay:
-    """Apply every successful file effect in order; never raises on bad data."""
+    """Apply every successful file effect in order; never raises on bad data. ``commits``:
+    event index → the files a commit the session made there holds (see :func:`_committed`)."""
     state = Replay(root=root, started_with=started_with)
     for path, content in (base or {}).items():
         state.record(path, Version(-1, content, "base"))
@@ -167,9 +169,32 @@ def replay(
         elif event.kind == "tool_result":
             call = calls.get(event.call_id or "")
             _apply_result(state, index, event, call)
+            if commits and index in commits:
+                _committed(state, index, commits[index])
     _mark_unseen(state)
     _drop_path_kind_conflicts(state)
     return state
+
+
+def _committed(state: Replay, index: int, files: Mapping[str, str]) -> None:
+    """Files replay lost track of (content unknown or known in part) are known again as the
+    session's commit holds them — only when every file of it replay still knows is equal
+    (else the commit is not what the session had: a divergence says so)."""
+    lost = []
+    for path, text in files.items():
+        versions = state.history.get(path)
+        if not versions or versions[-1].origin == "deleted":
+            continue
+        known = state.current(path)
+        if known is None:
+            lost.append(path)
+        elif known != text:
+            state.divergences.append(
+                f"event {index}: the commit holds {path} unlike replay; its files are not used"
+            )
+            return
+    for path in lost:
+        state.record(path, Version(index, files[path], "commit"))
 
 
 _SEEN_BEFORE = frozenset({"read", "edit", "shell"})

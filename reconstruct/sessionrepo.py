@@ -12,7 +12,7 @@ them matches, every given checkout whose history holds the session's files (``co
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from trajforge.reconstruct.commits import MIN_MATCH, Choice, choose, started_at
@@ -20,6 +20,7 @@ from trajforge.reconstruct.evidence import Evidence, collect, full_reads
 from trajforge.reconstruct.gitrepo import GitError, tree_files
 from trajforge.reconstruct.replay import Replay, replay
 from trajforge.reconstruct.repos import STRENGTH, Candidate, RepoSearch, by_content, candidates
+from trajforge.reconstruct.session_commits import RepoFolder, committed_files
 from trajforge.reconstruct.undo_edits import Commit, recovered_starts
 from trajforge.records import RepoMatch, Session
 
@@ -37,6 +38,8 @@ class Recovered:
     match: RepoMatch
     started_with: frozenset[str] | None = None
     """Every file path of the starting tree (binary and huge ones too), when it is known."""
+    commits: dict[int, dict[str, str]] = field(default_factory=dict)
+    """The session's own commits found in the checkout: event index → the files each holds."""
 
 
 def replay_session(
@@ -52,7 +55,8 @@ def replay_session(
     recovered = recover(session, probe, search)
     if recovered.base is None:
         return probe, recovered.match
-    return replay(session.events, root, recovered.base, recovered.started_with), recovered.match
+    again = replay(session.events, root, recovered.base, recovered.started_with, recovered.commits)
+    return again, recovered.match
 
 
 _Best = tuple[tuple[bool, float, int], Candidate, Choice]
@@ -98,7 +102,12 @@ def recover(session: Session, probe: Replay, search: RepoSearch) -> Recovered:
                 f"{choice.session_commit[:12]}: {', '.join(sorted(undone))}. "
             )
             match = match.model_copy(update={"detail": match.detail + note})
-    return Recovered(files, match, every)
+    where = RepoFolder(cand.checkout.path, choice.commit, cand.subdir)
+    commits = committed_files(session.events, where)
+    if commits:
+        note = f"{len(commits)} of the session's commits found in it (files read back). "
+        match = match.model_copy(update={"detail": match.detail + note})
+    return Recovered(files, match, every, commits)
 
 
 def _best(
