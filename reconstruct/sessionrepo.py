@@ -102,12 +102,20 @@ def recover(session: Session, probe: Replay, search: RepoSearch) -> Recovered:
                 f"{choice.session_commit[:12]}: {', '.join(sorted(undone))}. "
             )
             match = match.model_copy(update={"detail": match.detail + note})
-    where = RepoFolder(cand.checkout.path, choice.commit, cand.subdir)
-    commits = committed_files(session.events, where)
-    if commits:
-        note = f"{len(commits)} of the session's commits found in it (files read back). "
-        match = match.model_copy(update={"detail": match.detail + note})
+    commits, match = _own_commits(session, cand, choice.commit, match)
     return Recovered(files, match, every, commits)
+
+
+def _own_commits(
+    session: Session, cand: Candidate, start: str, match: RepoMatch
+) -> tuple[dict[int, dict[str, str]], RepoMatch]:
+    """The session's commits found in the checkout (:mod:`.session_commits`), said in the
+    match's detail."""
+    commits = committed_files(session.events, RepoFolder(cand.checkout.path, start, cand.subdir))
+    if not commits:
+        return commits, match
+    note = f"{len(commits)} of the session's commits found in it (files read back). "
+    return commits, match.model_copy(update={"detail": match.detail + note})
 
 
 def _best(
