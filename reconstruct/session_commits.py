@@ -15,7 +15,6 @@ equals the commit's.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,8 +22,6 @@ from pathlib import Path
 
 from trajforge.reconstruct.gitrepo import GitError, as_text, git, resolve_commit
 from trajforge.records import Event
-
-log = logging.getLogger(__name__)
 
 _COMMITTED = re.compile(
     r"(?m)^\[(?P<branch>[^\]\s]+)(?: \([^)\]]*\))? (?P<sha>[0-9a-f]{7,40})\] (?P<subject>.+)$"
