@@ -7,6 +7,7 @@ from pathlib import Path
 
 from trajforge.reconstruct import pipeline
 from trajforge.verifiers.validate import run
+from trajforge.verifiers.validate.matrix import shell_oracle
 
 from .conftest import FIXTURES, local_context, tasks_of
 
@@ -43,3 +44,27 @@ def test_shell_made_fix_is_replayed_and_accepted(tmp_path: Path) -> None:
     assert rows[repair.id].status == "accepted", task.validation.reasons
     replayed = task.validation.evidence.shell_replayed
     assert [r.command for r in replayed] == [SED_FIX] and replayed[0].exit_code == 0
+
+
+def test_what_the_environment_built_is_no_change_of_the_episode() -> None:
+    """pi-mono's "copy the tui components to modes/interactive" extend: its `cp` commands were
+    re-run in a sandbox whose environment had built every package's dist/ (npm workspaces), and
+    the whole sandbox became the oracle: its 20 mutants fell in packages/ai/dist/*.js and
+    packages/tui/dist/*.js. Only what the commands did is the episode's."""
+    workspace = {"src/a.ts": "a\n", "src/old.ts": "old\n", "src/keep.ts": "keep\n"}
+    built = {"packages/ai/dist/index.js": "export const x = 1;\n"}
+    before = {**workspace, **built}
+    after = {
+        "src/a.ts": "a\n",
+        "src/keep.ts": "keep\n",
+        "src/copy/a.ts": "a\n",  # cp src/a.ts src/copy/
+        **built,  # rm src/old.ts; dist untouched
+    }
+    oracle = {"src/keep.ts": "keep, as replay knows it\n"}
+    assert shell_oracle(workspace, before, after, oracle) == {
+        "src/a.ts": "a\n",
+        "src/copy/a.ts": "a\n",
+        "src/keep.ts": "keep, as replay knows it\n",
+    }
+    rebuilt = {**after, "packages/ai/dist/index.js": "export const x = 2;\n"}  # a command's
+    assert "packages/ai/dist/index.js" in shell_oracle(workspace, before, rebuilt, oracle)

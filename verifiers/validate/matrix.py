@@ -109,20 +109,41 @@ def replay_shell(
 ) -> tuple[dict[str, str], list[ShellReplay]]:
     """The oracle with shell-made changes reproduced: the episode's file-changing commands are
     re-run on the starting workspace (the state they ran on), then every file whose final
-    content replay knows is laid on top."""
+    content replay knows is laid on top (:func:`shell_oracle`)."""
     report = files.task.files
     if not report.shell_modified or not report.shell_commands:
         return files.oracle, []
     runner.reset(files.workspace)
+    before = _sandbox_tree(runner, "shell-start")
     done = []
     for command in report.shell_commands:
         result = runner.box.run(command, timeout=timeout)
         done.append(ShellReplay(command=command, exit_code=result.exit_code, wall_s=result.wall_s))
-    out = runner.scratch / "shell-oracle"
+    after = _sandbox_tree(runner, "shell-oracle")
+    return shell_oracle(files.workspace, before, after, files.oracle), done
+
+
+def _sandbox_tree(runner: ControlRunner, name: str) -> dict[str, str]:
+    out = runner.scratch / name
     if out.exists():
         shutil.rmtree(out)
     runner.box.copy_out(out)
-    return {**read_tree(out), **files.oracle}, done
+    return read_tree(out)
+
+
+def shell_oracle(
+    workspace: Mapping[str, str],
+    before: Mapping[str, str],
+    after: Mapping[str, str],
+    oracle: Mapping[str, str],
+) -> dict[str, str]:
+    """The workspace with what the commands did (files they added or changed, less the ones
+    they deleted), every file replay knows laid on top. What the sandbox held before them that
+    the workspace does not (an environment's built ``dist/``) is no change of the episode's:
+    left out, it is neither mutated nor stubbed."""
+    made = {p: t for p, t in after.items() if before.get(p) != t}
+    kept = {p: t for p, t in workspace.items() if p in after}
+    return {**kept, **made, **oracle}
 
 
 def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[ControlId, dict[str, str]]:
