@@ -45,10 +45,11 @@ from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 from trajforge.verifiers.validate.qa_key import judge_keyed
 
-JUDGE_VERSION = 4
+JUDGE_VERSION = 5
 """Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
 as workspace_incomplete before any run; keyed qa; 3: typed evidence, every family through
-:data:`JUDGES`, the teacher's name in every key; 4: keyed qa must fail a guess): part of
+:data:`JUDGES`, the teacher's name in every key; 4: keyed qa must fail a guess; 5: a shell
+replay's oracle holds what the commands did, not an environment's built files): part of
 every validation cache key."""
 
 Judge = Callable[[Path, Task, Context], tuple[Task, Validation]]
