@@ -17,7 +17,9 @@ the exact requests (``tests/teacher/cassettes/real/corpus``); and two whose star
 recovered by undoing the session's edits (the session began on a dirty tree): the footer's
 context usage coloured above 70 % / 90 %, and custom themes reloaded live when their file is
 edited, each proven in two rounds and scored 0 for the start, the stub and an emptied hidden
-test, 1 for the reference and a rewrite unlike it.
+test, 1 for the reference and a rewrite unlike it. From the same repository's
+``before-compaction.jsonl``: the tui components copied into the new interactive mode, proven
+in two rounds, scored 0 / 1 the same way (the rewrite re-exports them).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from trajforge.verifiers.validate.verify import verify_files
 
 CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
 SESSION = CORPUS / "pi-mono" / "large-session.jsonl"
+REFACTOR = CORPUS / "pi-mono" / "before-compaction.jsonl"
 BUNDLE = CORPUS / "repos" / "badlogic__pi-mono.bundle"
 TASK = "extend-f3dbdeb18afafe25"
 SELECTOR = "packages/coding-agent/src/tui/user-message-selector.ts"
@@ -67,13 +70,13 @@ def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The session reconstructed against a clone of pi-mono's bundle."""
+    """The sessions reconstructed against a clone of pi-mono's bundle."""
     repos = tmp_path_factory.mktemp("real-ts-repos")
     clone = ["git", "clone", "-q", "--no-checkout", str(BUNDLE), str(repos / "pi-mono")]
     subprocess.run(clone, check=True, timeout=600)
     out = tmp_path_factory.mktemp("real-ts-out")
     spec = pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(repos),)))
-    pipeline.run([SESSION], out, spec)
+    pipeline.run([SESSION, REFACTOR], out, spec)
     return out
 
 
@@ -373,3 +376,49 @@ def test_custom_theme_live_reload_proven_in_two_rounds(reconstructed: Path, tmp_
     assert "hidden" not in task.instruction.lower()
     rewrite = _watcher_rewrite(read_tree(task_dir / "workspace"))
     _scores_zero_then_one(task_dir, tmp_path, THEME, (THEME_HIDDEN, "vitest"), rewrite)
+
+
+# --- the tui components copied into modes/interactive (a session that committed its work) ----
+
+COPIED = "extend-e84ac10fece5119d"
+COMPONENTS = "packages/coding-agent/src/modes/interactive/components/"
+INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
+COPIED_HIDDEN = "packages/coding-agent/test/assistant-message.hidden.test.ts"
+
+
+def _reexported(start: dict[str, str], oracle: dict[str, str]) -> dict[str, str]:
+    """Each component re-exported from where it already lies (``src/tui/``) instead of copied,
+    and interactive-mode.ts importing them from their new place: the same behaviour, none of
+    the copies' text. (The user asked for a self-contained copy; behaviour cannot tell.)"""
+    files = {
+        path: f'export * from "../../../tui/{path[len(COMPONENTS) :].removesuffix(".ts")}.js";\n'
+        for path in oracle
+        if path.startswith(COMPONENTS) and path not in start
+    }
+    files[INTERACTIVE] = start[INTERACTIVE].replace('from "../../tui/', 'from "./components/')
+    return files
+
+
+def test_components_copied_into_the_new_mode_proven_in_two_rounds(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """before-compaction's "copy the tui components to modes/interactive, so the old shit still
+    works": reachable since replay reads the session's commits back (bash-executor.ts, lost to
+    a biome fix, is WP1's), and proven only since a shell replay's oracle leaves out what the
+    environment built (its 20 mutants used to fall in packages/*/dist). Round 1's tests let 10
+    of 20 mutants live, round 2's kill 18, every one in a copied component. The start, a stubbed
+    component and the hidden test emptied score 0; the reference and re-exports 1."""
+    task_dir, task, result = _keyed(reconstructed, COPIED, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
+    summary = task.validation.evidence.mutant_summary
+    assert summary is not None and summary.total == 20 and summary.killed >= 18
+    assert all(row.path.startswith(COMPONENTS) for row in task.validation.mutants)
+    assert "FooterComponent" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    footer = f"{COMPONENTS}footer.ts"
+    hidden = (COPIED_HIDDEN, "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, footer, hidden, _reexported(start, oracle))
