@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.reconstruct.gitrepo import GitError, as_text, git, resolve_commit
+from trajforge.reconstruct.gitrepo import Blobs, GitError, as_text, git, resolve_commit
 from trajforge.records import Event
 
 _COMMITTED = re.compile(
@@ -42,23 +42,21 @@ class RepoFolder:
 
 @dataclass
 class _History:
-    """Every commit's author time and subject, read once, when a hash is not found."""
+    """Every commit by its subject, read once, when a hash is not found."""
 
     repo: Path
-    subjects: dict[str, list[tuple[str, int]]] | None = field(default=None)
+    subjects: dict[str, list[str]] | None = field(default=None)
 
-    def named(self, subject: str) -> list[tuple[str, int]]:
+    def named(self, subject: str) -> list[str]:
         if self.subjects is None:
             self.subjects = {}
             try:
-                out = git(self.repo, "log", "--all", "--format=%H%x09%at%x09%s").decode()
+                out = git(self.repo, "log", "--all", "--format=%H%x09%s").decode()
             except GitError:
                 out = ""
             for line in out.splitlines():
-                sha, _, rest = line.partition("\t")
-                stamp, _, text = rest.partition("\t")
-                if stamp.isdigit():
-                    self.subjects.setdefault(text, []).append((sha, int(stamp)))
+                sha, _, text = line.partition("\t")
+                self.subjects.setdefault(text, []).append(sha)
         return self.subjects.get(subject, [])
 
 
@@ -68,20 +66,21 @@ def committed_files(events: Sequence[Event], where: RepoFolder) -> dict[int, dic
     calls: dict[str, Event] = {}
     history = _History(where.repo)
     found: dict[int, dict[str, str]] = {}
-    for index, event in enumerate(events):
-        if event.kind == "tool_call" and event.call_id:
-            calls[event.call_id] = event
-            continue
-        call = calls.get(event.call_id or "") if event.kind == "tool_result" else None
-        if call is None or call.tool_kind != "shell" or "commit" not in (call.command or ""):
-            continue
-        printed = _COMMITTED.search(event.text or "")
-        if printed is None:
-            continue
-        sha = _resolve(where, printed, _counts(event.text or ""), history)
-        files = _changed(where, sha) if sha is not None else {}
-        if files:
-            found[index] = files
+    with Blobs(where.repo) as blobs:
+        for index, event in enumerate(events):
+            if event.kind == "tool_call" and event.call_id:
+                calls[event.call_id] = event
+                continue
+            call = calls.get(event.call_id or "") if event.kind == "tool_result" else None
+            if call is None or call.tool_kind != "shell" or "commit" not in (call.command or ""):
+                continue
+            printed = _COMMITTED.search(event.text or "")
+            if printed is None:
+                continue
+            sha = _resolve(where, printed, _counts(event.text or ""), history)
+            files = _changed(where, sha, blobs) if sha is not None else {}
+            if files:
+                found[index] = files
     return found
 
 
@@ -108,7 +107,7 @@ def _resolve(
         return None  # a rebased copy is told by its subject and its counts together
     same = [
         s
-        for s, _ in history.named(subject)
+        for s in history.named(subject)
         if _shortstat(where.repo, s) == counts and not _before(where, s)
     ]
     return same[0] if len(same) == 1 else None
@@ -138,23 +137,22 @@ def _shortstat(repo: Path, sha: str) -> tuple[int, int, int] | None:
     return _counts(out)
 
 
-def _changed(where: RepoFolder, sha: str) -> dict[str, str]:
+def _changed(where: RepoFolder, sha: str, blobs: Blobs) -> dict[str, str]:
     """The text files ``sha`` added or changed under the session's folder, by path in it."""
     try:
         out = git(where.repo, "diff-tree", "-r", "--root", "--no-commit-id", "-z",
-                  "--name-status", "--no-renames", sha)  # fmt: skip
+                  "--no-renames", sha)  # fmt: skip
     except GitError:
         return {}
     fields = out.decode(errors="surrogateescape").split("\0")
     prefix = f"{where.subdir.strip('/')}/" if where.subdir.strip("/") else ""
     files: dict[str, str] = {}
-    for status, name in zip(fields[0::2], fields[1::2], strict=False):
-        if status not in ("A", "M") or not name.startswith(prefix):
+    for header, name in zip(fields[0::2], fields[1::2], strict=False):
+        parts = header.split()  # ":100644 100644 OLD NEW M"
+        if len(parts) != 5 or parts[4] not in ("A", "M") or not name.startswith(prefix):
             continue
-        try:
-            text = as_text(git(where.repo, "show", f"{sha}:{name}"))
-        except GitError:
-            text = None
+        data = blobs.read(parts[3])
+        text = as_text(data) if data is not None else None
         if text is not None:
             files[name[len(prefix) :]] = text
     return files
