@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from trajforge.reconstruct import shell
@@ -49,6 +49,16 @@ def _join(cwd: str | None, cd: str | None) -> str | None:
     if cd.startswith("/") or cwd is None:
         return cd
     return f"{cwd.rstrip('/')}/{cd}"
+
+
+def answered(events: Sequence[Event]) -> Iterator[tuple[int, Event, Event]]:
+    """(index of the result, the call, its result) of every tool call whose result is recorded."""
+    calls: dict[str, Event] = {}
+    for index, event in enumerate(events):
+        if event.kind == "tool_call" and event.call_id:
+            calls[event.call_id] = event
+        elif event.kind == "tool_result" and event.call_id in calls:
+            yield index, calls[event.call_id or ""], event
 
 
 def check_runs(events: Sequence[Event]) -> list[CheckRun]:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from trajforge.reconstruct.episodes import answered
 from trajforge.reconstruct.gitrepo import Blobs, GitError, as_text, git, resolve_commit
 from trajforge.records import Event
 
@@ -63,16 +64,11 @@ class _History:
 def committed_files(events: Sequence[Event], where: RepoFolder) -> dict[int, dict[str, str]]:
     """Event index of each commit's result → the text files the commit added or changed
     (paths under the session's folder), for the session's commits found in ``where``."""
-    calls: dict[str, Event] = {}
     history = _History(where.repo)
     found: dict[int, dict[str, str]] = {}
     with Blobs(where.repo) as blobs:
-        for index, event in enumerate(events):
-            if event.kind == "tool_call" and event.call_id:
-                calls[event.call_id] = event
-                continue
-            call = calls.get(event.call_id or "") if event.kind == "tool_result" else None
-            if call is None or call.tool_kind != "shell" or "commit" not in (call.command or ""):
+        for index, call, event in answered(events):
+            if call.tool_kind != "shell" or "commit" not in (call.command or ""):
                 continue
             printed = _COMMITTED.search(event.text or "")
             if printed is None:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from trajforge.reconstruct.episodes import answered
 from trajforge.reconstruct.gitrepo import GitError, as_text, git
 from trajforge.reconstruct.patches import PatchError, apply_edits
 from trajforge.reconstruct.paths import PathViolation, confine
@@ -39,14 +40,9 @@ class Commit:
 
 def edit_calls(events: Sequence[Event], root: str | None) -> dict[str, list[tuple[Edit, ...]]]:
     """Path (relative to ``root``) → the edits of each successful edit call, in order."""
-    calls: dict[str, Event] = {}
     found: dict[str, list[tuple[Edit, ...]]] = {}
-    for event in events:
-        if event.kind == "tool_call" and event.call_id:
-            calls[event.call_id] = event
-            continue
-        call = calls.get(event.call_id or "") if event.kind == "tool_result" else None
-        if call is None or event.is_error or call.tool_kind != "edit" or not call.path:
+    for _, call, result in answered(events):
+        if result.is_error or call.tool_kind != "edit" or not call.path:
             continue
         try:
             path = confine(call.path, root)
