@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 OPERATORS = ("compare", "arith", "bool", "const", "negate", "drop", "return", "slice")
+TEXT = "text"
+"""The fallback operator: a changed line's string or template literal emptied, used only when
+no operator above finds a fault (a change that is only text: a log format, a message)."""
 
 
 @dataclass(frozen=True)

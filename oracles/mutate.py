@@ -3,8 +3,11 @@
 A verifier that still passes against a mutant of the oracle does not pin the behaviour the
 session wrote. Operators: compare / arith / bool operator swaps, constants ±1 (and flipped
 booleans, emptied strings), negated conditions, dropped statements, `return None` / empty
-values, and off-by-one slice and range bounds. Python through `ast` positions, JavaScript and
-TypeScript through tree-sitter; only the fault's own span changes, so line numbers stay.
+values, and off-by-one slice and range bounds; when none applies (a change that is only
+text), its string and template literals emptied (``TEXT``). A statement that only logs a
+diagnostic (``console.error`` / ``warn`` / ``debug``, ``log.warning(...)``) is left alone: it is
+not behaviour a task states. Python through `ast` positions, JavaScript and TypeScript through
+tree-sitter; only the fault's own span changes, so line numbers stay.
 """
 
 from __future__ import annotations
@@ -16,12 +19,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from trajforge.oracles import mutate_js, mutate_py, treesitter
-from trajforge.oracles.edit import OPERATORS, Candidate
+from trajforge.oracles.edit import OPERATORS, TEXT, Candidate
 from trajforge.oracles.pysource import compiles
 
 log = logging.getLogger(__name__)
 
-__all__ = ["OPERATORS", "Mutant", "mutants"]
+__all__ = ["OPERATORS", "TEXT", "Mutant", "mutants"]
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,7 @@ class Mutant:
     id: str  # stable: f"m{n}" in generation order
     path: str
     line: int  # 1-based
-    operator: str  # one of OPERATORS
+    operator: str  # one of OPERATORS, or TEXT (the fallback)
     description: str  # human: "`<` → `<=` in calc.py line 12"
     content: str  # the whole mutated file
 
@@ -57,6 +60,8 @@ def mutants(
     spread across operators and lines. Files that do not parse are skipped (and logged).
     """
     sites = list(_sites(files, lines, skip))
+    if not sites:  # the change is only text (a log format, a message): empty its literals
+        sites = list(_sites(files, lines, skip, texts=True))
     order: Iterable[int] = range(len(sites))
     if len(sites) > limit:
         order = _spread(sites, random.Random(seed))
@@ -75,24 +80,31 @@ def mutants(
 
 
 def _sites(
-    files: Mapping[str, str], lines: Mapping[str, set[int]], skip: Callable[[str], bool]
+    files: Mapping[str, str],
+    lines: Mapping[str, set[int]],
+    skip: Callable[[str], bool],
+    texts: bool = False,
 ) -> Iterator[_Site]:
     for path in sorted(lines):
         if path not in files or skip(path) or not lines[path]:
             continue
-        for candidate in _candidates(path, files[path], set(lines[path])):
+        for candidate in _candidates(path, files[path], set(lines[path]), texts):
             yield _Site(path, candidate)
 
 
-def _candidates(path: str, source: str, lines: set[int]) -> list[Candidate]:
+def _candidates(path: str, source: str, lines: set[int], texts: bool) -> list[Candidate]:
+    """The faults of one file's lines (``texts``: only its emptied literals, the fallback)."""
     if path.endswith(".py"):
         try:
-            return mutate_py.candidates(source, lines)
+            found = mutate_py.texts if texts else mutate_py.candidates
+            return found(source, lines)
         except (SyntaxError, ValueError) as err:
             log.warning("%s: does not parse (%s); no mutants", path, err)
             return []
     grammar = treesitter.grammar_for(path)
-    return mutate_js.candidates(grammar, source, lines) if grammar else []
+    if grammar is None:
+        return []
+    return (mutate_js.texts if texts else mutate_js.candidates)(grammar, source, lines)
 
 
 def _realise(site: _Site, source: str) -> str | None:

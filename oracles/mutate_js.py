@@ -7,7 +7,7 @@ import re
 import tree_sitter
 
 from trajforge.oracles import treesitter
-from trajforge.oracles.edit import Candidate, swap
+from trajforge.oracles.edit import TEXT, Candidate, short, swap
 from trajforge.oracles.edit import keep_lines as _keep_lines
 
 COMPARE = {"<": "<=", "<=": "<", ">": ">=", ">=": ">", "===": "!==", "!==": "===",
@@ -21,6 +21,9 @@ TYPE_NODES = frozenset(
      "type_parameters", "literal_type", "ambient_declaration", "enum_declaration"}
 )  # fmt: skip
 NO_STRINGS = frozenset({"import_statement", "export_statement", "pair", "jsx_attribute"})
+DIAGNOSTIC = re.compile(r"console\.(?:error|warn|debug|trace)\s*\(")
+"""Statements that only write a diagnostic to stderr (``console.log`` may be a program's
+output, so it stays a fault)."""
 INT = re.compile(r"^\d+$")
 FLOAT = re.compile(r"^(\d+\.\d*|\.\d+)$")
 FUNCTIONS = frozenset(
@@ -38,6 +41,31 @@ def candidates(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
     collector = _Collector(data, lines)
     collector.visit(tree.root_node)
     return sorted(collector.out, key=lambda c: (c.start, c.end, c.operator, c.text))
+
+
+def texts(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
+    """Every string and template literal starting on the given lines emptied (the fallback
+    when :func:`candidates` finds none), outside imports and exports."""
+    data = source.encode("utf-8")
+    tree = treesitter.parse(grammar, data)
+    if tree.root_node.has_error:
+        return []
+    found: list[Candidate] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in TYPE_NODES or node.type in ("import_statement", "export_clause"):
+            continue
+        line = node.start_point.row + 1
+        if node.type in ("string", "template_string") and line in lines:
+            old = _text(node)
+            if len(old) > 2:
+                what = f"empty the text `{short(old)}`"
+                text = _keep_lines(old, '""', TEXT).encode("utf-8")
+                found.append(Candidate(line, TEXT, what, node.start_byte, node.end_byte, text))
+            continue
+        stack.extend(reversed(node.named_children))
+    return sorted(found, key=lambda c: (c.start, c.end))
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -67,6 +95,8 @@ class _Collector:
     def visit(self, node: tree_sitter.Node, strings: bool = True) -> None:
         if node.type in TYPE_NODES:
             return
+        if node.type == "expression_statement" and DIAGNOSTIC.match(_text(node)):
+            return  # a log line is not behaviour a task states: no fair test must pin it
         handler = getattr(self, "on_" + node.type, None)
         if handler is not None:
             handler(node)

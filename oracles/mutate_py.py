@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from trajforge.oracles.edit import Candidate, swap
+from trajforge.oracles.edit import TEXT, Candidate, short, swap
 from trajforge.oracles.edit import keep_lines as _keep_lines
 from trajforge.oracles.pysource import PySource
 
@@ -44,6 +44,44 @@ def candidates(source: str, lines: set[int]) -> list[Candidate]:
     for stmt in collector.src.tree.body:
         collector.visit(stmt)
     return sorted(collector.out, key=lambda c: (c.start, c.end, c.operator, c.text))
+
+
+def texts(source: str, lines: set[int]) -> list[Candidate]:
+    """Every f-string and string literal (not a docstring) starting on the given lines emptied:
+    the fallback when :func:`candidates` finds none. Raises as :func:`candidates` does."""
+    src = PySource(source)
+    marked = _docstrings(src.tree)
+    docstrings = {
+        id(d.value) for d in ast.walk(src.tree) if id(d) in marked and isinstance(d, ast.Expr)
+    }
+    found: list[Candidate] = []
+    for node in ast.walk(src.tree):
+        text = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value
+        if not (isinstance(node, ast.JoinedStr) or text) or id(node) in docstrings:
+            continue
+        if getattr(node, "lineno", None) not in lines:
+            continue
+        start, end = src.span(node)
+        old = src.text(start, end)
+        what = f"empty the text `{short(old)}`"
+        new = _keep_lines(old, '""', TEXT).encode("utf-8")
+        found.append(Candidate(node.lineno, TEXT, what, start, end, new))  # type: ignore[attr-defined]
+    return sorted(found, key=lambda c: (c.start, c.end))
+
+
+LOGGERS = frozenset({"logging", "log", "logger", "LOG", "LOGGER", "_log", "_logger"})
+"""Names a module's logger goes by."""
+LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical"})
+
+
+def _diagnostic(node: ast.stmt) -> bool:
+    """``log.warning(...)``, ``logging.error(...)``: a statement that only logs."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute):
+        return False
+    owner = call.func.value
+    named = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    return named in LOGGERS and call.func.attr in LOG_LEVELS
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -129,6 +167,8 @@ class _Collector:
             return  # f-string internals (positions are not reliable on 3.11) and docstrings
         if id(node) in self.top and inert_statement(node):  # type: ignore[arg-type]
             return  # __all__, __version__, TYPE_CHECKING imports: nothing a test can observe
+        if isinstance(node, ast.Expr) and _diagnostic(node):
+            return  # a log line is not behaviour a task states: no fair test must pin it
         handler = getattr(self, "on_" + type(node).__name__, None)
         if handler is not None:
             handler(node)

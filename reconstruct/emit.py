@@ -73,6 +73,7 @@ def build_task(
         identity["answer_key"] = cand.answer_key.model_dump(mode="json", exclude_none=True)
     task_id = f"{cand.family}-{sha256_hex(canonical_json(identity))[:ID_CHARS]}"
     end = cand.end or cand.start
+    unknown, touched = end.missing | cand.start.missing, _touched(state, cand)
     task = Task(
         id=task_id,
         family=cand.family,
@@ -92,7 +93,8 @@ def build_task(
         files=FileReport(
             recovered=tuple(sorted(end.files)),
             partial=tuple(sorted(end.partial | cand.start.partial)),
-            missing=tuple(sorted(end.missing | cand.start.missing)),
+            missing=tuple(sorted(unknown & touched)),
+            absent=tuple(sorted(unknown - touched)),
             shell_modified=tuple(sorted(_shell_paths(state, cand))),
             shell_commands=tuple(scrub.text(c) for c in cand.shell_commands),
             divergences=tuple(scrub.text(d) for d in state.divergences + state.violations),
@@ -144,6 +146,15 @@ def _scrub_key(key: AnswerKey | None, scrub: Scrubber) -> AnswerKey | None:
 
 def _scrub_files(snapshot: Snapshot, scrub: Scrubber) -> dict[str, str]:
     return {path: scrub.text(text) for path, text in snapshot.files.items()}
+
+
+def _touched(state: Replay, cand: Candidate) -> set[str]:
+    """Paths the episode read or changed (any version of theirs from within it)."""
+    return {
+        path
+        for path, versions in state.history.items()
+        if any(cand.first <= v.index <= cand.last for v in versions)
+    }
 
 
 def _shell_paths(state: Replay, cand: Candidate) -> set[str]:

@@ -9,6 +9,7 @@ not, and files touched without their content being known are reported as missing
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -256,11 +257,36 @@ def _observe(state: Replay, index: int, path: str | None, result: Event) -> None
     if rel is None or result.content is None:
         return
     if result.partial:
-        if state.current(rel) is None:
+        known = state.current(rel)
+        changed = known is not None and contradicts(known, result.content)
+        if changed:
+            state.divergences.append(
+                f"event {index}: a ranged read of {rel} shows lines replay's content lacks "
+                "(changed where the session could not see it); known only in part from here"
+            )
+        if known is None or changed:
             state.record(rel, Version(index, result.content, "read", partial=True))
         return
     if state.current(rel) != result.content:
         state.record(rel, Version(index, result.content, "read"))
+
+
+def contradicts(known: str, part: str) -> bool:
+    """A ranged read shows a line the known content has nowhere: not its last line (a byte
+    limit may cut it), nor a line that starts a known one once a reader's cut marker is taken
+    off (long lines are shortened: opencode's ``... (line truncated to N chars)``)."""
+    lines = {line.rstrip() for line in known.split("\n")}
+    shown = part.rstrip("\n").split("\n")[:-1]
+    unseen = [line.rstrip() for line in shown if line.strip() and line.rstrip() not in lines]
+    for line in unseen:
+        head = _CUT.sub("", line)
+        if not any(k.startswith(head) for k in lines):
+            return True
+    return False
+
+
+_CUT = re.compile(r"(\.\.\. \(line truncated to \d+ chars\)|\s*(\.\.\.|…)\s*)\Z")
+"""What a reader puts at the end of a line it shortened."""
 
 
 def _write(state: Replay, index: int, call: Event) -> None:

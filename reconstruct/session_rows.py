@@ -65,15 +65,15 @@ def with_repo(
 
 
 def session_files(tasks: Iterable[Task]) -> SessionFiles:
-    """Distinct files over the tasks' file reports: missing in any task is missing, partial in
-    any (and missing in none) is partial, the rest recovered."""
+    """Distinct files over the tasks' file reports: missing (or absent) in any task is
+    missing, partial in any (and missing in none) is partial, the rest recovered."""
     recovered: set[str] = set()
     partial: set[str] = set()
     missing: set[str] = set()
     for task in tasks:
         recovered.update(task.files.recovered)
         partial.update(task.files.partial)
-        missing.update(task.files.missing)
+        missing.update(task.files.missing, task.files.absent)
     partial -= missing
     needed = recovered | partial | missing
     return SessionFiles(

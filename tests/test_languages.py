@@ -26,6 +26,8 @@ class Project:
     """The hidden test's text (its path comes from the language)."""
     names: tuple[str, ...]
     """Names the contract must state."""
+    fake: str
+    """A test that fakes the outside world (a process runner or the network)."""
 
 
 PROJECTS = {
@@ -39,6 +41,8 @@ PROJECTS = {
         "    assert clamp(-1, 0, 5) == 0\n    assert clamp(9, 0, 5) == 5\n"
         "    assert clamp(3, 0, 5) == 3\n",
         names=("def clamp(x: int, lo: int, hi: int) -> int",),
+        fake="import subprocess\n\n\ndef test_run(monkeypatch):\n"
+        '    monkeypatch.setattr(subprocess, "run", lambda *a, **k: None)\n',
     ),
     "typescript": Project(  # JavaScript under node's own runner: nothing to install
         start={
@@ -55,6 +59,8 @@ PROJECTS = {
         "  assert.equal(clamp(-1, 0, 5), 0);\n  assert.equal(clamp(9, 0, 5), 5);\n"
         "  assert.equal(clamp(3, 0, 5), 3);\n});\n",
         names=("export function clamp(x, lo, hi)",),
+        fake='import { mock, test } from "node:test";\n'
+        'test("fetch", () => { mock.method(globalThis, "fetch", async () => null); });\n',
     ),
 }
 
@@ -80,6 +86,7 @@ def test_language_conforms(name: str) -> None:
     hidden = language.hidden_test_path(source, project.oracle)
     assert language.accepts_test_path(hidden) and not language.is_source(hidden)
     assert not language.accepts_test_path(path)
+    assert language.fakes(project.hidden) == () and language.fakes(project.fake)
 
 
 @pytest.mark.parametrize("name", sorted(LANGUAGES))

@@ -38,7 +38,7 @@ def test_every_schema1_task_loads_with_its_verdict(folder: Path) -> None:
     raw = _raw(folder)
     assert raw["schema_version"] == 1
     task = load_task(folder)
-    assert task.schema_version == TASK_SCHEMA == 6
+    assert task.schema_version == TASK_SCHEMA == 7
     assert task.validation.status == raw["validation"]["status"] == "accepted"
     assert task.validation.reasons == tuple(raw["validation"]["reasons"])
     # reason texts of an accepted task become findings that prove it
@@ -192,7 +192,7 @@ def test_schema5_evidence_loads_whole_with_the_summary_renamed(folder: Path) -> 
         assert evidence.mutant_summary.total == stored["total"] > 0
         assert len(task.validation.mutants) == len(raw["validation"]["mutants"])
     again = Task.model_validate_json(dump_record(task))
-    assert again == task and again.schema_version == TASK_SCHEMA == 6
+    assert again == task and again.schema_version == TASK_SCHEMA == 7
     assert "mutants" not in json.loads(dump_record(task))["validation"]["evidence"]
 
 

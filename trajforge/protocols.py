@@ -365,3 +365,8 @@ class Language(Protocol):
         """An example test at ``hidden`` in the runner's style, importing the first of
         ``changed`` ('' : the prompt's own example for the language is enough)."""
         ...
+
+    def fakes(self, test: str) -> tuple[str, ...]:
+        """What of the outside world the test file fakes (a process runner, the network, a
+        program put on PATH), named as it patches them (empty: it fakes none)."""
+        ...

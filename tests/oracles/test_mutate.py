@@ -186,3 +186,55 @@ def test_no_mutants_of_declarations_no_test_can_observe() -> None:
         "`LIMIT` → `LIMIT + 1` in pkg/__init__.py line 21",
     } <= descriptions
     assert not any('`"Slug"`' in d for d in descriptions), descriptions
+
+
+LOGGED_PY = (
+    'def serve(env, host):\n    """Start."""\n    print(\n'
+    '        f"Core // HTTP // Listening (env={env},host={host})"\n    )\n'
+)
+LOGGED_TS = (
+    "export function serve(env: string, host: string): void {\n  console.log(\n"
+    "    `Core // HTTP // Listening (env=${env},host=${host})`\n  );\n}\n"
+)
+
+
+@pytest.mark.parametrize(("path", "source"), [("serve.py", LOGGED_PY), ("serve.ts", LOGGED_TS)])
+def test_a_change_that_is_only_text_has_its_literal_emptied(path: str, source: str) -> None:
+    """A log format changed inside a call (opencode's dark-factory "System // Sub system //
+    Message (Metadata)"): no operator applies to line 4 / 3, so the fallback empties its
+    f-string or template literal, and only then."""
+    line = 4 if path.endswith(".py") else 3
+    (found,) = mutants({path: source}, {path: {line}})
+    assert found.operator == "text" and found.line == line
+    assert found.description.startswith("empty the text ") and "Listening" in found.description
+    assert "Listening" not in found.content and len(found.content.splitlines()) == len(
+        source.splitlines()
+    )
+    # a change with something else to mutate keeps its usual faults only (and its strings
+    # as the `const` operator empties them)
+    usual = mutants({"window.py": WINDOW}, {"window.py": _all_lines(WINDOW)}, limit=1000)
+    assert "text" not in {m.operator for m in usual}
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "log_line"),
+    [
+        ("warn.ts", 'export function f(x: number): void {\n  if (x > 1) {\n'
+         '    console.error("too big", x);\n    console.log("out");\n  }\n}\n', 3),
+        ("warn.py", "import logging\n\nlog = logging.getLogger(__name__)\n\n\ndef f(x):\n"
+         '    if x > 1:\n        log.warning("too big %s", x)\n        print("out")\n', 8),
+    ],
+)  # fmt: skip
+def test_a_diagnostic_log_line_is_not_a_fault_but_output_is(
+    path: str, source: str, log_line: int
+) -> None:
+    """pi-mono's theme fallback logs `console.error(...)` before using the dark theme: dropping
+    that line is no fault a test of the task must catch (a teacher asked to kill it tests the
+    log's wording). `console.log` / `print` may be a program's output and stay faults; a change
+    that is only a log line still gets its text emptied."""
+    lines = set(range(1, len(source.splitlines()) + 1))
+    found = mutants({path: source}, {path: lines}, limit=1000)
+    assert found and not [m for m in found if m.line == log_line]
+    assert any(m.operator == "drop" and "out" in m.description for m in found)
+    (only,) = mutants({path: source}, {path: {log_line}})
+    assert only.operator == "text" and "too big" in only.description

@@ -282,6 +282,25 @@ def test_pi_session_on_a_dirty_tree_is_found_under_its_commit(repos: RepoSearch)
 
 
 @needs_corpus
+def test_a_file_the_user_edited_by_hand_is_not_kept_stale(repos: RepoSearch) -> None:
+    """large-session read tui-renderer.ts whole at event 35; the user then removed chalk calls
+    by hand ("i manually removed almost all chalk uses"). The ranged read at event 60 shows
+    `theme.fg("dim", …)` where replay's text has `chalk.dim(…)`: from there the file is known
+    only in part, and unknown once edited, instead of replay's stale text standing in for it
+    until an edit failed at event 841."""
+    session = _parsed(CORPUS / "pi-mono" / "large-session.jsonl", "pi")
+    state, match = replay_session(session, session.header.cwd, None, repos)
+    assert match is not None and match.status == "found"
+    renderer = "packages/coding-agent/src/tui/tui-renderer.ts"
+    assert (
+        'chalk.dim("Current model does not support thinking")' in state.state_at(40).files[renderer]
+    )
+    assert renderer in state.state_at(60).partial
+    assert renderer in state.state_at(741).missing  # edited at 85 and 90 without its text
+    assert any(d.startswith(f"event 60: a ranged read of {renderer}") for d in state.divergences)
+
+
+@needs_corpus
 @pytest.mark.parametrize(
     ("path", "harness", "commit", "first"),
     [

@@ -56,6 +56,43 @@ def test_partial_read_is_reported_not_written() -> None:
     assert end.partial == {"big.py"} and end.files == {}
 
 
+def test_a_ranged_read_showing_lines_replay_lacks_makes_the_file_known_in_part() -> None:
+    """The user edited the file by hand between two reads (pi-mono's large-session: chalk calls
+    removed while the agent worked): a later ranged read shows a line replay's content does not
+    hold, so from there the file is known only in part and an edit of it leaves it unknown,
+    instead of replay's stale text being carried into every later task."""
+    start = "a = chalk.dim('x')\nb = 2\nc = 3\nd = 4\n"
+    s = (
+        Script()
+        .read("ui.ts", start)
+        .read("ui.ts", "b = 2\nc = 3\n", partial=True)  # agrees: still known
+        .read("ui.ts", "a = theme.fg('dim', 'x')\nb = 2\n", partial=True)  # a hand edit
+        .edit("ui.ts", "c = 3", "c = 30")
+    )
+    state = replay(s.events, "/w")
+    assert state.state_at(3).files["ui.ts"] == start
+    assert state.state_at(5).partial == {"ui.ts"} and "ui.ts" not in state.state_at(5).files
+    end = state.state_at(len(s.events) - 1)
+    assert end.missing == {"ui.ts"} and not end.files
+    assert any("ranged read of ui.ts" in d for d in state.divergences)
+
+
+def test_a_ranged_read_cut_at_its_last_or_a_long_line_proves_nothing() -> None:
+    """A reader may cut the last line of a range (a byte limit) or shorten a very long line:
+    neither is a sign of change, so the file stays known."""
+    long = "x = '" + "y" * 600 + "'"
+    start = f"a = 1\nb = 2\n{long}\nc = 3\n"
+    s = (
+        Script()
+        .read("m.py", start)
+        .read("m.py", "a = 1\nb = 2\n" + long[:100] + "…\nc = 3\n", partial=True)
+        .read("m.py", "a = 1\nb = ", partial=True)
+    )
+    state = replay(s.events, "/w")
+    assert state.state_at(len(s.events) - 1).files == {"m.py": start}
+    assert state.divergences == []
+
+
 def test_paths_are_confined() -> None:
     s = (
         Script()

@@ -50,10 +50,10 @@ def test_a_dirty_tree_session_is_found_by_content_at_its_commit(
     assert row.repository is not None and "badlogic__pi-mono" in row.repository
     tasks = {p.name for p in (tmp_path / "out" / "tasks").iterdir()}
     # the same tasks as when the folder is named pi-mono (tests/validate/test_real_typescript.py)
-    assert {"extend-f3dbdeb18afafe25", "extend-f21e404625023dcf"} <= tasks
+    assert {"extend-f3dbdeb18afafe25", "extend-64161964b1044db0"} <= tasks
     # text.ts and markdown.ts held uncommitted lines the session edited (seen only through
     # `grep -A`): undoing its edits on b12918e7, the commit holding its work, recovers them
-    later = load_record(Task, tmp_path / "out" / "tasks" / "extend-aba15b0281518b37" / "task.json")
+    later = load_record(Task, tmp_path / "out" / "tasks" / "extend-03a6f8d24a7ec853" / "task.json")
     assert later.source.repo is not None and "by undoing its edits" in later.source.repo.detail
     recovered = {"packages/tui/src/components/text.ts", "packages/tui/src/components/markdown.ts"}
     assert recovered <= set(later.files.recovered) and not recovered & set(later.files.missing)

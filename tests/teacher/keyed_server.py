@@ -38,6 +38,8 @@ def _handler(root: Path) -> type[BaseHTTPRequestHandler]:
             answer = root / "answers" / f"{key}.json"
             if answer.is_file():
                 data, code = answer.read_bytes(), 200
+                with (root / "served.txt").open("a") as served:  # which answers a run used
+                    served.write(key + "\n")
             else:
                 (root / "prompts").mkdir(parents=True, exist_ok=True)
                 (root / "prompts" / f"{key}.json").write_text(json.dumps(body, indent=1))

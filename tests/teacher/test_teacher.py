@@ -63,7 +63,11 @@ def test_retry_loop_rejects_stub_passing_tests_then_accepts(out: Path) -> None:
     assert task.validation.status == "accepted", task.validation.reasons
     assert task.verifier.kind == "tests" and task.verifier.tests == ("test_hidden.py",)
     assert "callable" not in (task_dir / "tests" / "test_hidden.py").read_text()
-    first, second, _instruction = state.requests
+    first, second, instruction = state.requests
+    # the instruction's writer reads the accepted tests, to state what they rely on
+    written = (task_dir / "tests" / "test_hidden.py").read_text().rstrip()
+    assert f"```py file=test_hidden.py\n{written}\n```" in _user_text(instruction)
+    assert "never contradict them" in _user_text(instruction)
     assert first["model"] == "gpt-4.1-mini"
     assert "def mean(xs)" in _user_text(first) and "private `_names`" in _user_text(first)
     feedback = second["messages"][-1]["content"]

@@ -16,8 +16,9 @@ text must stop when it encounters a new line", proven in three rounds from the a
 the exact requests (``tests/teacher/cassettes/real/corpus``); and two whose starting files are
 recovered by undoing the session's edits (the session began on a dirty tree): the footer's
 context usage coloured above 70 % / 90 %, and custom themes reloaded live when their file is
-edited, each proven in two rounds and scored 0 for the start, the stub and an emptied hidden
-test, 1 for the reference and a rewrite unlike it. From the same repository's
+edited. The footer's is proven in two rounds and scored 0 for the start, the stub and an
+emptied hidden test, 1 for the reference and a rewrite unlike it; the themes' is rejected as
+workspace_incomplete, as it changes a file the user had edited by hand. From the same repository's
 ``before-compaction.jsonl``: the tui components copied into the new interactive mode, proven
 in two rounds, scored 0 / 1 the same way (the rewrite re-exports them).
 """
@@ -187,7 +188,8 @@ def test_cheap_wrong_solutions_score_zero_and_a_rewrite_one(
 
 # --- a request whose stated property already holds at the start ---------------------------
 
-TRUNCATED = "extend-f21e404625023dcf"
+TRUNCATED = "extend-64161964b1044db0"
+TRUNCATED_ANSWERS = "real/extend-f21e404625023dcf_tests_round1"  # its id before session 18
 TRUNCATED_SOURCE = "packages/tui/src/components/truncated-text.ts"
 
 
@@ -204,7 +206,7 @@ def test_tests_of_what_the_task_states_cannot_tell_the_start_from_the_fix(
     task_dir, _, result = _validated(
         reconstructed,
         TRUNCATED,
-        (f"real/{TRUNCATED}_tests_round1",),
+        (TRUNCATED_ANSWERS,),
         tmp_path,
         "--set",
         "teacher_rounds=1",
@@ -225,7 +227,7 @@ def test_tests_of_what_the_task_states_cannot_tell_the_start_from_the_fix(
 
 # --- the next request of the session, proven in three rounds (keyed cassettes) -------------
 
-NEWLINE = "extend-a917cbd4e8673962"
+NEWLINE = "extend-086ed6b688d32a84"
 NEWLINE_HIDDEN = "packages/tui/test/truncated-text.hidden.test.ts"
 
 
@@ -287,7 +289,7 @@ def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
     assert loop is not None and len(loop.rounds) == 3
     assert Reason.ORACLE_FAILS in {f.reason for f in loop.rounds[0].findings}
     assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[1].findings}
-    assert "before the first newline" in task.instruction
+    assert "stop at the first newline" in task.instruction
     assert "TruncatedText" in task.instruction and "hidden" not in task.instruction.lower()
     rewrite = {TRUNCATED_SOURCE: UNLIKE_NEWLINE.read_text()}
     hidden = (NEWLINE_HIDDEN, "node:test")
@@ -296,7 +298,7 @@ def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
 
 # --- the footer's context usage coloured by how full the window is (a recovered file) -------
 
-FOOTER = "extend-aba15b0281518b37"
+FOOTER = "extend-03a6f8d24a7ec853"
 FOOTER_SOURCE = "packages/coding-agent/src/tui/footer.ts"
 FOOTER_HIDDEN = "packages/coding-agent/test/footer.hidden.test.ts"
 UNLIKE_FOOTER = UNLIKE.parent / "footer.unlike.ts"
@@ -325,57 +327,32 @@ def test_footer_context_usage_colours_proven_in_two_rounds(
     _scores_zero_then_one(task_dir, tmp_path, FOOTER_SOURCE, (FOOTER_HIDDEN, "vitest"), rewrite)
 
 
-# --- custom themes reloaded live when their file is edited ---------------------------------
+# --- custom themes reloaded live: the renderer it changes was edited by hand ---------------
 
-WATCHER = "extend-48fea264fa38a967"
-THEME = "packages/coding-agent/src/theme/theme.ts"
+WATCHER = "extend-7142c0ace1f22db3"
 RENDERER = "packages/coding-agent/src/tui/tui-renderer.ts"
-THEME_HIDDEN = "packages/coding-agent/test/theme.hidden.test.ts"
-UNLIKE_WATCHER = UNLIKE.parent / "theme-watcher.unlike.ts"
 
 
-def _watcher_rewrite(start: dict[str, str]) -> dict[str, str]:
-    """The start with live reload written unlike the reference: theme.ts's initTheme/setTheme
-    replaced by the fixture (a folder watcher), the renderer redrawing on a change."""
-    theme, renderer = start[THEME], start[RENDERER]
-    begin = theme.index("export function initTheme(")
-    end = theme.index("// ====", begin)
-    imported = "import { getEditorTheme, getMarkdownTheme, setTheme, theme }"
-    assert imported in renderer and renderer.count("\t\t// Start the UI\n") == 1
-    redraw = (
-        "\t\tonThemeChange(() => {\n"
-        "\t\t\tthis.ui.invalidate();\n\t\t\tthis.ui.requestRender();\n\t\t});\n"
-    )
-    return {
-        **start,
-        THEME: theme[:begin] + UNLIKE_WATCHER.read_text() + "\n" + theme[end:],
-        RENDERER: renderer.replace(
-            imported, imported.replace("setTheme,", "onThemeChange, setTheme,")
-        ).replace("\t\t// Start the UI\n", redraw + "\t\t// Start the UI\n"),
-    }
-
-
-def test_custom_theme_live_reload_proven_in_two_rounds(reconstructed: Path, tmp_path: Path) -> None:
-    """The request "could we have a file watcher (i think node has a built in one now) for the
-    custom themes? which triggers a reload and invalidation?": round 1's tests let 8 of 20
-    mutants live; round 2's add the built-in themes (a same-named custom file is never
-    watched) and kill 16 — the rest is a debounce delay the task leaves open (100 ms ± 1), a
-    watcher reset nothing observes, and a renderer hook no test can reach. Its instruction
-    names the functions the tests call (the interface read from ``mod = await import(...)``).
-    The start, the stub and the hidden test emptied score 0; the reference and a rewrite that
-    watches the folder instead of the file 1."""
+def test_a_task_changing_a_file_the_user_edited_by_hand_is_not_asked_for(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The request "could we have a file watcher ... for the custom themes? which triggers a
+    reload and invalidation?" changes tui-renderer.ts, which the user had edited by hand
+    ("i manually removed almost all chalk uses"; the ranged read at event 60 shows
+    `theme.fg(...)` where replay's text had `chalk.dim(...)`). Until session 18 replay kept its
+    stale text and the task was accepted on a start the session never had; now the file is
+    unknown from event 60, so the task is workspace_incomplete before the teacher is asked
+    (``_keyed`` fails on any request), while the footer's task, which never touched the
+    renderer, leaves it out of its workspace (``files.absent``) and is still proven."""
     task_dir, task, result = _keyed(reconstructed, WATCHER, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 2
-    summary = task.validation.evidence.mutant_summary
-    assert summary is not None and summary.total == 20 and summary.kill_rate >= 0.8
-    for name in ("onThemeChange", "stopThemeWatcher"):
-        assert name in task.instruction
-    assert "hidden" not in task.instruction.lower()
-    rewrite = _watcher_rewrite(read_tree(task_dir / "workspace"))
-    _scores_zero_then_one(task_dir, tmp_path, THEME, (THEME_HIDDEN, "vitest"), rewrite)
+    assert task.validation.status == "rejected"
+    assert task.validation.codes == (Reason.WORKSPACE_INCOMPLETE,), task.validation.reasons
+    assert RENDERER in task.validation.reasons[0] and RENDERER in task.files.missing
+    assert not (task_dir / "workspace" / RENDERER).exists()
+    footer = _task(reconstructed / "tasks" / FOOTER)
+    assert RENDERER in footer.files.absent and RENDERER not in footer.files.missing
+    assert not (reconstructed / "tasks" / FOOTER / "workspace" / RENDERER).exists()
 
 
 # --- the tui components copied into modes/interactive (a session that committed its work) ----

@@ -156,3 +156,9 @@ def test_only_a_needed_missing_file_makes_the_workspace_incomplete(reconstructed
     source = task.files.model_copy(update={"missing": ("src/editor.ts",)})
     got = precheck(task.model_copy(update={"files": source, "verifier": hidden}))
     assert got is not None and got.reason is Reason.WORKSPACE_INCOMPLETE
+    # unknown, but the episode never read or changed it (a hand edit earlier in the session):
+    # left out, and the oracle's run says whether the check needs it; a suite may, so it blocks
+    absent = task.files.model_copy(update={"absent": ("src/renderer.ts",)})
+    for verifier, blocked in ((hidden, False), (named, False), (suite, True)):
+        got = precheck(task.model_copy(update={"files": absent, "verifier": verifier}))
+        assert (got is not None and got.reason is Reason.WORKSPACE_INCOMPLETE) is blocked

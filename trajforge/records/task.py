@@ -125,7 +125,11 @@ class FileReport(BaseModel):
     partial: tuple[str, ...] = ()
     """Files known only in part (truncated or ranged reads)."""
     missing: tuple[str, ...] = ()
-    """Files the session touched whose content could not be recovered."""
+    """Files the episode read or changed whose content could not be recovered."""
+    absent: tuple[str, ...] = ()
+    """Files that existed, unknown at the episode (an earlier command or hand edit changed them
+    beyond replay), which the episode neither read nor changed: left out of the workspace; the
+    oracle's run proves whether the check needs them."""
     shell_modified: tuple[str, ...] = ()
     """Files changed by shell commands; validation re-runs those commands."""
     shell_commands: tuple[str, ...] = ()

@@ -23,13 +23,14 @@ from trajforge.records.validation import EVIDENCE_KINDS
 
 log = logging.getLogger(__name__)
 __all__ = ["TASK_SCHEMA", "legacy_findings", "legacy_reason", "upgrade_task"]
-TASK_SCHEMA = 6
+TASK_SCHEMA = 7
 """Schema of task.json: 2 has typed controls and evidence; 3 findings with closed reasons; 4
 control cells that name their kind (:class:`Control`) and tests' outcomes spelled as runs'
 (``pass`` / ``fail``); 5 evidence per family, told apart by its ``kind`` (none, code, qa,
 data); 6 the code evidence's mutant summary is ``mutant_summary`` (``mutants`` before, the
-name of ``validation.mutants``' rows too). Older cells, outcomes and evidence are read as they
-were written (:mod:`.legacy`, the records' validators)."""
+name of ``validation.mutants``' rows too); 7 unknown files the episode never touched are
+``files.absent`` (all were ``files.missing`` before, which an older task keeps). Older cells,
+outcomes and evidence are read as they were written (:mod:`.legacy`, the records' validators)."""
 _EXPECT_FAIL = {"empty", "perturbed_answers", "perturbed_queries"}
 
 

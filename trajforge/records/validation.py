@@ -477,6 +477,8 @@ class InstructionBrief(BaseModel):
     """Names the instruction must state."""
     forbidden: Forbidden
     """What it must never mention."""
+    tests: dict[str, str] = Field(default_factory=dict)
+    """The hidden tests by path, for the writer to read what they rely on (never to show)."""
 
 
 class WrittenInstruction(BaseModel):

@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from trajforge import pyast
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct.families import is_test_file
+from trajforge.verifiers.languages.fakes import PYTHON, found
 
 HIDDEN_NAME = "test_hidden.py"
 
@@ -78,3 +79,6 @@ class Python:
 
     def example_test(self, hidden: str, changed: Sequence[str], files: Mapping[str, str]) -> str:
         return ""  # the prompt's pytest example says it
+
+    def fakes(self, test: str) -> tuple[str, ...]:
+        return found(PYTHON, test)

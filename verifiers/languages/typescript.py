@@ -16,6 +16,7 @@ from trajforge.oracles import treesitter
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct.families import is_test_file
 from trajforge.reconstruct.node_project import package_root, runner_of
+from trajforge.verifiers.languages.fakes import TYPESCRIPT, found
 
 SOURCE = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _DECLARATIONS = frozenset(
@@ -154,3 +155,6 @@ class TypeScript:
         spec = rel if rel.startswith(".") else f"./{rel}"
         runner = runner_of(files, package_root(hidden, files))
         return _TS_EXAMPLE.get(runner, _TS_EXAMPLE["node"]).format(spec=spec)
+
+    def fakes(self, test: str) -> tuple[str, ...]:
+        return found(TYPESCRIPT, test)

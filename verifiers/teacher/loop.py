@@ -69,6 +69,7 @@ _FIXABLE = frozenset(
         Reason.ORACLE_FAILS,
         Reason.ORACLE_FLAKY,
         Reason.VERDICT_UNKNOWN,
+        Reason.UNSTATED_INTERFACE,
     }
 )
 """Rejections the teacher can fix with better tests; any other ends the loop."""

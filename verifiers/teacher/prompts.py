@@ -110,6 +110,7 @@ def instruction_prompt(brief: InstructionBrief) -> str:
         interface=brief.interface,
         required=brief.required,
         forbidden=brief.forbidden.listing(),
+        tests=sorted(brief.tests.items()),
     )
 
 

@@ -38,9 +38,10 @@ from trajforge.verifiers.validate.interface_js import js_modules
 from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, mentions
 
 log = logging.getLogger(__name__)
-REWRITE_VERSION = 2
-"""Bumped when the rewrite changes (2: an ordered list's numbers are no leak): part of every
-validation cache key."""
+REWRITE_VERSION = 3
+"""Bumped when the rewrite changes (2: an ordered list's numbers are no leak; 3: the writer
+reads the hidden tests, to state what they rely on that the request leaves open): part of
+every validation cache key."""
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
 
@@ -205,6 +206,7 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
             interface=section,
             required=required_names(section),
             forbidden=items,
+            tests=hidden,
         )
         written = _by_writer(teacher, brief)
     text = written.text

@@ -44,13 +44,15 @@ from trajforge.verifiers.validate.inputs import static_inputs
 from trajforge.verifiers.validate.instruction import REWRITE_VERSION
 from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 from trajforge.verifiers.validate.qa_key import judge_keyed
+from trajforge.verifiers.validate.unstated import unstated_interface
 
-JUDGE_VERSION = 5
+JUDGE_VERSION = 6
 """Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
 as workspace_incomplete before any run; keyed qa; 3: typed evidence, every family through
 :data:`JUDGES`, the teacher's name in every key; 4: keyed qa must fail a guess; 5: a shell
-replay's oracle holds what the commands did, not an environment's built files): part of
-every validation cache key."""
+replay's oracle holds what the commands did, not an environment's built files; 6: hidden tests
+faking the outside world with unstated names are rejected, a change that is only text gets
+its literals emptied as mutants): part of every validation cache key."""
 
 Judge = Callable[[Path, Task, Context], tuple[Task, Validation]]
 """A family's judge: the task as validation leaves it (hidden tests, verifier) and its verdict."""
@@ -166,7 +168,7 @@ def _needed_missing(task: Task) -> list[str]:
     ones) that do not include it; it is left out of the task as the session left it unknown."""
     verifier = task.verifier
     if verifier.kind == "command":  # a suite: which tests it runs is the runner's to say
-        return list(task.files.missing)
+        return [*task.files.missing, *task.files.absent]
     named = set(verifier.tests)
     return [p for p in task.files.missing if not is_test_file(p) or p in named]
 
@@ -202,6 +204,10 @@ def prove_code(task_dir: Path, task: Task, hidden: Mapping[str, str], ctx: Conte
         return Validation(
             status=Status.REJECTED, findings=weak_found, evidence=Evidence(history=history)
         )
+    request = task.request or task.instruction
+    unstated = unstated_interface(hidden, files.workspace, files.oracle, request)
+    if unstated is not None:  # before anything runs: the teacher hears which names
+        return _rejected(unstated, history)
     command = task.verifier.command or ""
     try:  # the task's dependencies and toolchain, built once per hash, mounted read-only
         prepared = for_task(task_dir, task, ctx.sandbox)
