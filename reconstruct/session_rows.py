@@ -73,7 +73,7 @@ def session_files(tasks: Iterable[Task]) -> SessionFiles:
     for task in tasks:
         recovered.update(task.files.recovered)
         partial.update(task.files.partial)
-        missing.update(task.files.missing, task.files.absent)
+        missing.update(task.files.unknown)
     partial -= missing
     needed = recovered | partial | missing
     return SessionFiles(

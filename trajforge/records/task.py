@@ -137,6 +137,11 @@ class FileReport(BaseModel):
     divergences: tuple[str, ...] = ()
     """Edits that could not be applied (old text not found) and confinement violations."""
 
+    @property
+    def unknown(self) -> tuple[str, ...]:
+        """Every file left out of the task as unknown: the missing, then the absent."""
+        return (*self.missing, *self.absent)
+
 
 class Provenance(BaseModel):
     """How a record was produced."""

@@ -64,8 +64,7 @@ def repo_reason(task: Task) -> Finding | None:
         return finding(Reason.COMMIT_AMBIGUOUS, f"{Reason.COMMIT_AMBIGUOUS}: {repo.detail}")
     if repo.status != "not_found":
         return None
-    unknown = (*task.files.missing, *task.files.absent)
-    missing = [p for p in unknown if p not in task.files.shell_modified]
+    missing = [p for p in task.files.unknown if p not in task.files.shell_modified]
     if missing:
         return finding(
             Reason.REPO_NOT_FOUND,

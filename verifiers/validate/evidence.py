@@ -21,7 +21,7 @@ from trajforge.records import (
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Verdict
 from trajforge.verifiers.validate.junit import RunOutcome
-from trajforge.verifiers.validate.matrix import MatrixResult, TaskFiles, unknown_files
+from trajforge.verifiers.validate.matrix import MatrixResult, TaskFiles
 from trajforge.verifiers.validate.reward import fail_to_pass_sets
 from trajforge.verifiers.validate.rules import (
     control_cell,
@@ -113,7 +113,7 @@ def _base_evidence(result: MatrixResult, dropped: list[str]) -> CodeEvidence:
 def matrix_controls(result: MatrixResult, files: TaskFiles, cfg: ValidateConfig) -> Validation:
     """The validation of a command / tests verifier from its matrix (without the evidence
     every task carries; :func:`~.single.finish` adds it)."""
-    found, dropped, ok = judge_oracle(result.oracle_runs, unknown_files(files.task))
+    found, dropped, ok = judge_oracle(result.oracle_runs, len(files.task.files.unknown))
     oracle = _oracle_cell(result, dropped, ok)
     evidence = _base_evidence(result, dropped)
     if not ok:

@@ -162,11 +162,6 @@ def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[ControlId, dict
     return controls
 
 
-def unknown_files(task: Task) -> int:
-    """How many files the session touched are left out of the task, content unknown."""
-    return len(task.files.missing) + len(task.files.absent)
-
-
 def _oracle_runs(
     runner: ControlRunner,
     full: dict[str, str],
@@ -174,7 +169,7 @@ def _oracle_runs(
     cfg: ValidateConfig,
     result: MatrixResult,
 ) -> None:
-    missing = unknown_files(files.task)
+    missing = len(files.task.files.unknown)
     for n in range(cfg.oracle_runs):
         run = runner.run(full, cfg.timeout_s)
         result.oracle_runs.append(run)
@@ -250,7 +245,7 @@ def _strengthen(
     result: MatrixResult,
 ) -> None:
     """Look closely at the survivors; with derived tests kept, re-run the starting state."""
-    _, dropped, _ = judge_oracle(result.oracle_runs, unknown_files(files.task))
+    _, dropped, _ = judge_oracle(result.oracle_runs, len(files.task.files.unknown))
     survivors = [
         m for m, run in result.mutants if mutant_cell(run, dropped) == MutantVerdict.SURVIVED
     ]

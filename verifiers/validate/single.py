@@ -168,7 +168,7 @@ def _needed_missing(task: Task) -> list[str]:
     ones) that do not include it; it is left out of the task as the session left it unknown."""
     verifier = task.verifier
     if verifier.kind == "command":  # a suite: which tests it runs is the runner's to say
-        return [*task.files.missing, *task.files.absent]
+        return list(task.files.unknown)
     named = set(verifier.tests)
     return [p for p in task.files.missing if not is_test_file(p) or p in named]
 

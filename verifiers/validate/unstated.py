@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from trajforge.oracles.changes import changed_lines
 from trajforge.records import Finding, Reason, finding
 from trajforge.verifiers.languages import all_languages
 
@@ -73,15 +74,13 @@ def _faked(hidden: Mapping[str, str]) -> list[str]:
 
 
 def _added_lines(workspace: Mapping[str, str], oracle: Mapping[str, str]) -> list[str]:
-    """Lines of the reference's changed files that the starting file lacks."""
-    lines: list[str] = []
-    for path, text in oracle.items():
-        before = workspace.get(path)
-        if before == text:
-            continue
-        known = set(before.splitlines()) if before is not None else set()
-        lines += [line for line in text.splitlines() if line not in known]
-    return lines
+    """The lines the reference added or changed (:func:`changed_lines`, as mutants use)."""
+    return [
+        line
+        for path, numbers in changed_lines(workspace, oracle).items()
+        for n, line in enumerate(oracle[path].splitlines(), 1)
+        if n in numbers
+    ]
 
 
 def _literals(text: str) -> set[str]:
