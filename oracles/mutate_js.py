@@ -45,7 +45,7 @@ def candidates(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
 
 def texts(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
     """Every string and template literal starting on the given lines emptied (the fallback
-    when :func:`candidates` finds none), outside imports and exports."""
+    when :func:`candidates` finds none), outside imports, exports and module specifiers."""
     data = source.encode("utf-8")
     tree = treesitter.parse(grammar, data)
     if tree.root_node.has_error:
@@ -59,6 +59,8 @@ def texts(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
         line = node.start_point.row + 1
         if node.type in ("string", "template_string") and line in lines:
             old = _text(node)
+            if _specifier(node):
+                continue
             if len(old) > 2:
                 what = f"empty the text `{short(old)}`"
                 text = _keep_lines(old, '""', TEXT).encode("utf-8")
@@ -66,6 +68,18 @@ def texts(grammar: str, source: str, lines: set[int]) -> list[Candidate]:
             continue
         stack.extend(reversed(node.named_children))
     return sorted(found, key=lambda c: (c.start, c.end))
+
+
+def _specifier(node: tree_sitter.Node) -> bool:
+    """A module specifier: ``export … from "x"``, ``require("x")``, ``import("x")``."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.type == "export_statement":
+        return True
+    call = parent.parent if parent.type == "arguments" else None
+    callee = call.child_by_field_name("function") if call is not None else None
+    return callee is not None and _text(callee) in ("require", "import")
 
 
 def _text(node: tree_sitter.Node) -> str:
@@ -159,7 +173,7 @@ class _Collector:
     def string(self, node: tree_sitter.Node) -> None:
         parent = node.parent
         directive = parent is not None and parent.type == "expression_statement"
-        if node.end_byte - node.start_byte > 2 and not directive:
+        if node.end_byte - node.start_byte > 2 and not directive and not _specifier(node):
             self.add(node, '""', "const")
 
     def on_return_statement(self, node: tree_sitter.Node) -> None:

@@ -25,7 +25,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 from trajforge.reconstruct import pymanifest
-from trajforge.reconstruct.node_project import TSX, needs_tsx
+from trajforge.reconstruct.node_project import BUN, TSX, needs_bun, needs_tsx
 from trajforge.reconstruct.node_workspace import compile_steps, needed_members, touched_paths
 from trajforge.reconstruct.shell import programs
 from trajforge.records import Environment, EnvironmentRecipe, canonical_json, sha256_hex
@@ -198,6 +198,10 @@ def _node_recipe(
         unlocked = "" if flags else " --no-package-lock"
         tsx = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {TSX}"
         install.append(" ".join([tsx, *flags]))
+    elif manager == "npm" and needs_bun(files, root):  # hidden tests: bun test
+        unlocked = "" if flags else " --no-package-lock"
+        bun = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {BUN}"
+        install.append(" ".join([bun, *flags]))
     return EnvironmentRecipe(
         workspaces=tuple(needed),
         builds=compile_steps(root, needed, files),

@@ -117,8 +117,10 @@ def candidates(events: Sequence[Event], state: Replay) -> Found:
     kept: list[tuple[Thread, str]] = []
     for n, thread in enumerate(triaged.threads):
         drop, request = judge(events, thread, roots, state.history, _differ(state), later=n > 0)
-        if drop is not None:
-            drops.append(drop)
+        if drop is not None:  # what it changed decides before how it was asked
+            edited = _edited(events, thread.first, thread.last, state.root)
+            docs = _docs_drop(thread.first, thread.last, thread.request, state, edited)
+            drops.append(docs if docs and drop.reason == Reason.NOT_SELF_CONTAINED else drop)
             continue
         kept.append((thread, request))
         made = _thread_candidate(events, thread, request, state, runs)
@@ -146,6 +148,33 @@ def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
     created = sorted(p for p in end.files if p not in existed)
     modified = sorted(p for p in end.files if p in existed and start.files.get(p) != end.files[p])
     return created, modified
+
+
+def _docs_drop(
+    first: int, last: int, request: str, state: Replay, edited: Sequence[str] = ()
+) -> Drop | None:
+    """The docs_only drop of an episode whose changes are all documentation or configuration
+    (``edited``: the files its edit calls named, for when replay could not follow them)."""
+    start, end = state.state_at(first), state.state_at(last)
+    created, modified = _changed(start, end)
+    changed = created + modified + _deleted(start, end) or list(edited)
+    if not docs_only(changed):
+        return None
+    listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
+    detail = f"changes only documentation or configuration ({listed})"
+    return Drop(Reason.DOCS_ONLY, first, last, detail, request[:160])
+
+
+def _edited(events: Sequence[Event], first: int, last: int, root: str | None) -> list[str]:
+    """Workspace files the episode's write / edit / patch calls named."""
+    found: list[str] = []
+    for event in events[first : last + 1]:
+        if event.kind == "tool_call" and event.tool_kind in ("write", "edit", "patch"):
+            try:
+                found.append(confine(event.path or "", root))
+            except PathViolation:
+                continue
+    return sorted(set(found) - {""})
 
 
 def _deleted(start: Snapshot, end: Snapshot) -> list[str]:
@@ -220,10 +249,8 @@ def _episode_candidate(
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
     if not created and not modified:
         return _unchanged(episode, state, end)
-    if docs_only(changed := created + modified + _deleted(start, end)):
-        listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
-        detail = f"changes only documentation or configuration ({listed})"
-        return Drop(Reason.DOCS_ONLY, episode.first, episode.last, detail, episode.request[:160])
+    if (docs := _docs_drop(episode.first, episode.last, episode.request, state)) is not None:
+        return docs
     passing = [r for r in runs if episode.first <= r.result <= episode.last and r.passed]
     command = run_command(passing[-1], state.root) if passing else None
     existing = len(start.files) + len(start.partial) + len(start.missing)

@@ -2,13 +2,15 @@
 the test runner it uses (vitest, jest, mocha, ``bun test``, else node's own ``node --test``).
 
 Read by the environment recipe (a TypeScript package without a runner gets the ``tsx`` loader
-installed, pinned) and by the TypeScript language (which command runs hidden tests).
+installed, pinned; a Bun package without ``bun`` gets Bun's binary) and by the TypeScript
+language (which command runs hidden tests).
 """
 
 from __future__ import annotations
 
 import json
 import posixpath
+import re
 from collections.abc import Mapping
 
 RUNNERS = ("vitest", "jest", "mocha")
@@ -17,6 +19,11 @@ TSX = "tsx@4.23.15"
 """The TypeScript loader ``node --import tsx --test`` uses where a package has no runner
 (engines: node >= 18), installed into the task's environment."""
 TS_SOURCE = (".ts", ".tsx", ".mts", ".cts")
+BUN = "@oven/bun-linux-x64@1.4.5"
+"""Bun's own binary package, installed into the environment of a Bun package without ``bun``
+(its ``bun`` package links the binary in a postinstall script, which installs never run)."""
+BUN_FILES = ("bun.lock", "bun.lockb", "bunfig.toml")
+_BUN_SCRIPT = re.compile(r"(?:^|[;&|]\s*)(?:bun|bunx)\s")
 
 
 def manifest(files: Mapping[str, str], folder: str) -> dict[str, object]:
@@ -55,9 +62,23 @@ def runner_of(files: Mapping[str, str], folder: str) -> str:
     for name in RUNNERS:
         if name in deps:
             return name
-    if any(p in files for p in ("bun.lock", "bun.lockb")) or "@types/bun" in deps:
-        return "bun"
-    return "node"
+    return "bun" if is_bun(files, folder) else "node"
+
+
+def is_bun(files: Mapping[str, str], folder: str) -> bool:
+    """A package that runs on Bun: a Bun lockfile or ``bunfig.toml`` beside it or at the
+    root, Bun's types among its dependencies, or a script that runs ``bun`` / ``bunx``."""
+    roots = dict.fromkeys((folder, ""))
+    if any(posixpath.join(r, n) in files for r in roots for n in BUN_FILES):
+        return True
+    if dependencies(files, folder) & {"@types/bun", "bun-types"}:
+        return True
+    for root in roots:
+        scripts = manifest(files, root).get("scripts")
+        commands = scripts.values() if isinstance(scripts, dict) else ()
+        if any(isinstance(c, str) and _BUN_SCRIPT.search(c) for c in commands):
+            return True
+    return False
 
 
 def needs_tsx(files: Mapping[str, str], folder: str) -> bool:
@@ -69,3 +90,9 @@ def needs_tsx(files: Mapping[str, str], folder: str) -> bool:
     return any(
         p.startswith(prefix) and p.endswith(TS_SOURCE) and "node_modules/" not in p for p in files
     )
+
+
+def needs_bun(files: Mapping[str, str], folder: str) -> bool:
+    """A Bun package under ``folder`` (its hidden tests run with ``bun test``) that does not
+    depend on ``bun`` itself."""
+    return runner_of(files, folder) == "bun" and "bun" not in dependencies(files, folder)

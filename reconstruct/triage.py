@@ -155,6 +155,13 @@ def _turns(events: Sequence[Event]) -> list[Turn]:
     return turns
 
 
+def _unanswered(events: Sequence[Event], first: int, index: int) -> bool:
+    """Nothing but the person's own messages between ``first`` and ``index``: a second message
+    sent before any reply is part of the same request (a bug report, then "continue
+    investigate, give me a root cause"), not a new turn that points back."""
+    return all(e.kind == "user" for e in events[first + 1 : index])
+
+
 def _last_assistant(events: Sequence[Event], first: int, last: int) -> str:
     for event in reversed(events[first : last + 1]):
         if event.kind == "assistant" and event.text.strip():
@@ -184,6 +191,11 @@ def threads_of(events: Sequence[Event]) -> Triage:
             current.merged += 1
             current.attachment = current.attachment or turn.attachment
             merged += 1
+            continue
+        if current is not None and _unanswered(events, current.first, turn.index):
+            current.request = f"{current.request}\n\n{turn.text}"  # sent before any reply
+            current.last = last
+            current.attachment = current.attachment or turn.attachment
             continue
         quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index))
         if quoted is not None and threads:

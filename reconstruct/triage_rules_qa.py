@@ -25,11 +25,13 @@ NOT_CHECKABLE_REQUEST = re.compile(
     r"better|which is better|pros and cons|recommend|suggest|propose|plan|design|brainstorm|"
     r"ideas?|walk me through|how (?:would|should|could) (?:we|i|you)|can we|could we|"
     r"is it possible|any way|(?:did|have|has|were|are) you|are we|you still|"
+    r"(?:would|does|will|do) (?:it|this|that) make sense|"
     r"(?:better|best|nicer|clearer|good|shorter) (?:name|title|wording|word|label)s?|"
     r"alternatives?|naming|what (?:should|could|would) (?:it|this|that|we) (?:be )?called|"
     r"what would be (?:a|an|the) (?:better|best|good|nicer|cleaner))\b"
 )
-"""Opinion, advice and planning, naming ("what would be a better name for such section? give
+"""Opinion, advice and planning ("would it make sense to show the unsent bash runs above the
+editor?"), naming ("what would be a better name for such section? give
 few alternatives"), and questions about the assistant's own doings ("did you update…?"):
 nothing a fixed answer key over the workspace could check."""
 

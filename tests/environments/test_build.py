@@ -290,3 +290,44 @@ def test_pnpm_workspace_without_a_task_in_one_member_installs_every_member() -> 
     (recipe,) = env.recipes
     assert recipe.manager == "pnpm" and len(recipe.workspaces) == 3
     assert "--filter" not in recipe.install[0]
+
+
+BUN_APP = {
+    "core/package.json": json.dumps(
+        {
+            "name": "@app/core",
+            "private": True,
+            "scripts": {"dev": "bun run --watch src/index.ts"},
+            "dependencies": {"ms": "2.1.3"},
+        }
+    ),
+    "core/src/hours.ts": 'import ms from "ms";\nexport const hours = (n: number) => ms(`${n}h`);\n',
+}
+"""A Bun app as dark-factory's core is one: no lockfile, no test runner, scripts run by bun."""
+
+
+@pytest.mark.slow
+def test_a_bun_package_gets_bun_and_its_hidden_tests_run_with_bun_test(tmp_path: Path) -> None:
+    """The hidden tests of a package that runs on Bun run with `bun test` (under node its
+    `Bun.serve` and `bun:` modules do not exist); Bun's binary comes from the registry into the
+    environment, since the `bun` package's own postinstall is never run."""
+    from trajforge.verifiers.languages.typescript import TypeScript
+
+    test = "core/src/hours.hidden.test.ts"
+    command = TypeScript().test_command([test], BUN_APP)
+    assert command == "cd core && bun test src/hours.hidden.test.ts"
+    env = _env(BUN_APP, command)
+    assert any("@oven/bun-linux-x64@" in line for line in env.recipes[0].install)
+    ensure(env, BUN_APP, tmp_path / "cache")
+    folder = store.folder(tmp_path / "cache", env.hash)
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = write_tree(tmp_path / "ws", BUN_APP)
+    (workspace / test).write_text(
+        'import { expect, test } from "bun:test";\nimport { hours } from "./hours";\n'
+        'test("two hours", () => { expect(typeof Bun.serve).toBe("function");'
+        " expect(hours(2)).toBe(7200000); });\n"
+    )
+    with sandbox.session(workspace, Limits(timeout_s=60)) as box:
+        ran = box.run(command)
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    assert "1 pass" in ran.stdout + ran.stderr

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.fixtures.scenarios import CALC_BUGGY, INVENTORY, REMOVE_ITEM, STATS
+from trajforge.oracles import mutate_js
 from trajforge.oracles.changes import changed_lines
 from trajforge.oracles.mutate import OPERATORS, Mutant, mutants
 
@@ -238,3 +239,17 @@ def test_a_diagnostic_log_line_is_not_a_fault_but_output_is(
     assert any(m.operator == "drop" and "out" in m.description for m in found)
     (only,) = mutants({path: source}, {path: {log_line}})
     assert only.operator == "text" and "too big" in only.description
+
+
+def test_a_module_specifier_is_no_text_to_empty() -> None:
+    """Re-exports and `require` / `import()` name a module, not text: emptying `"./log"` is a
+    fault any import catches. A change of only such lines has no mutant; the text beside them
+    is still emptied."""
+    source = (
+        'export { log } from "./log";\nexport * from "./util";\n'
+        'const cfg = require("./config");\nconst lazy = import("./lazy");\n'
+        'export const banner = f("Core // HTTP // Listening");\n'
+    )
+    assert mutants({"index.js": source}, {"index.js": {1, 2, 3, 4}}, limit=1000) == []
+    found = mutate_js.texts("javascript", source, set(range(1, 6)))
+    assert [(c.line, c.operator) for c in found] == [(5, "text")]

@@ -71,9 +71,9 @@ def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummar
     (grant,) = drops(summary, "Battle-Cities")  # reads the git remote for a grant application
     assert grant.reason == Reason.LIVE_STATE and "git remote" in grant.detail
     gitter = [d for d in drops(summary, "dark-factory") if d.text.startswith("@gitter")]
-    # a sub-agent commits; where the thread has edits of its own, @gitter still names an agent
-    # the task environment does not have
-    assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED, Reason.NOT_SELF_CONTAINED}
+    # a sub-agent commits; where the thread has edits of its own (quiet-meadow: only
+    # .gitignore), what it changed decides before how it was asked: docs_only
+    assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED, Reason.DOCS_ONLY}
     # "create an AGENTS.md file", "Remove build + test info from AGENTS.md", "ADd 1. … "
     # (a TODO.md line): documentation only, no longer extend tasks
     agents = [d for d in drops(summary, "quiet-meadow") if "AGENTS" in d.text]
@@ -157,3 +157,35 @@ def test_claude_code_hook_chains_do_not_hide_the_conversation() -> None:
     calls = {e.call_id for e in session.events if e.kind == "tool_call"}
     assert len(uses) == 74 and calls == uses
     assert "off_path" not in session.skipped
+
+
+def test_what_was_changed_decides_before_how_it_was_asked(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """ "ok, README.md and CHANGELOG.md in order as well?" reads as a question, but the thread
+    changed only those two files: docs_only is the real reason, not "a question, not a request
+    for the change made" (a reviewer of 50 random drops found this class twice)."""
+    _, summary = corpus
+    (notes,) = [d for d in drops(summary, "large-session") if d.text.startswith("ok, README.md")]
+    assert notes.reason == Reason.DOCS_ONLY and "CHANGELOG.md" in notes.detail
+
+
+def test_a_message_sent_before_any_reply_joins_the_request(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono's before-compaction: "sooo basically, if user does one or more bash things …
+    that is what happens if we don't stream, right? so then, would it make sense to show the
+    (unsent) bash executions below the chat messages container?" and, before any reply, "that
+    would better indicate where in the session the bash result is shown, no?". The second is
+    no turn of its own pointing back at "that": the two are one message, and what they ask is
+    advice (conversation), not a qa task. A bug report followed, unanswered, by "continue
+    investigate give me a root cause analysis" is one thread too."""
+    _, summary = corpus
+    mono = drops(summary, "before-compaction")
+    assert not [d for d in mono if d.text.startswith("that would better indicate")]
+    (bash,) = [d for d in mono if d.text.startswith("sooo basically, if user does")]
+    assert bash.reason == Reason.CONVERSATION and "would it make sense" in bash.detail
+    assert bash.events[1] > bash.events[0]
+    assert not [d for d in mono if d.text.startswith("continue investigate")]
+    (report,) = [d for d in mono if d.text.startswith("then we need to tackle this bash issue")]
+    assert report.events[1] > report.events[0]

@@ -5,6 +5,7 @@ expected value in it; qa tasks unchanged; the rewrite keeps the validation cache
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,35 @@ def test_rewrite_keeps_the_cache_and_a_rejection_restores_the_request(extended: 
     rejected = before.model_copy(update={"validation": Validation(status="rejected")})
     restored = finalise(task_dir, rejected, MinedTeacher())
     assert restored.instruction == before.request and restored.request is None
+
+
+def test_tests_that_load_no_module_still_go_to_the_writer(
+    validated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hidden tests that run the file rather than import it (dark-factory's tests load a
+    rewritten copy of `index.ts`) give no interface section; the writer still reads them, so the
+    instruction states what they rely on instead of the bare request."""
+    from tests.teacher.server import Cassettes, load, serve
+    from trajforge.verifiers.teacher.teachers import make_teacher
+
+    source, task = _one(validated, "build")
+    task_dir = tmp_path / source.name
+    shutil.copytree(source, task_dir)
+    (name,) = task.verifier.tests
+    (task_dir / "tests" / name).write_text(
+        "import runpy\n\n\ndef test_mean():\n"
+        '    assert runpy.run_path("stats.py")["mean"]([1, 2]) == 1.5\n'
+    )
+    state = Cassettes(load("stats_instruction_ok"))
+    with serve(state) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        teacher = make_teacher("openai:gpt-4.1-mini", QUICK, tmp_path / "out")
+        done = finalise(task_dir, task, teacher)
+    (request,) = state.requests
+    asked = request["messages"][-1]["content"]
+    assert "## Interface contract" not in asked and 'run_path("stats.py")' in asked
+    assert "State where the work goes" in asked
+    info = done.validation.evidence.instruction
+    assert info is not None and info.rewrite == "teacher" and info.interface == ()
+    assert done.request == task.request and done.instruction != task.request

@@ -366,3 +366,28 @@ def _host_run(project: Path, command: str, files: dict[str, str]) -> RunOutcome:
     )
     report = Path(found.report_path)
     return outcome_of(result, command, report.read_text() if report.is_file() else None, found)
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        # dark-factory's core: "Bun + Elysia", scripts run by bun, Bun's old types package
+        (_package({"dev": "bun run --watch src/index.ts"}, devDependencies={"bun-types": "1"}),
+         "bun"),
+        (_package({"build": "tsc && bunx esbuild src/index.ts"}), "bun"),
+        (_package({"start": "node dist/index.js"}, devDependencies={"@types/bun": "1"}), "bun"),
+        ({**_package({}), "bunfig.toml": "[test]\n"}, "bun"),
+        ({**_package({}), "bun.lock": "{}"}, "bun"),
+        # a runner package wins; "bundle" and a "bun" word inside a path are no Bun
+        (_package({"test": "vitest", "dev": "bun run x"}, devDependencies={"vitest": "3"}),
+         "vitest"),
+        (_package({"bundle": "rollup -c", "start": "node ./bun/index.js"}), "node"),
+        (_package({"test": "node --test"}), "node"),
+    ],
+)  # fmt: skip
+def test_a_package_that_runs_on_bun_has_its_hidden_tests_run_by_bun(
+    files: dict[str, str], expected: str
+) -> None:
+    from trajforge.reconstruct.node_project import runner_of
+
+    assert runner_of(files, "") == expected

@@ -235,6 +235,16 @@ def _node_argv(recipe: EnvironmentRecipe, cache: Path) -> list[str]:
     return argv
 
 
+def _link_bun(work: Path) -> None:
+    """Bun's binary package on ``node_modules/.bin`` (every run's PATH), where the ``bun``
+    package's postinstall would have put it had installs run scripts."""
+    binary = work / "node_modules" / "@oven" / "bun-linux-x64" / "bin" / "bun"
+    link = work / "node_modules" / ".bin" / "bun"
+    if binary.is_file() and not link.exists():
+        link.parent.mkdir(exist_ok=True)
+        link.symlink_to(os.path.relpath(binary, link.parent))
+
+
 def _build_node(
     recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
 ) -> dict[str, str]:
@@ -248,8 +258,9 @@ def _build_node(
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[rel], encoding="utf-8", errors="surrogateescape")
     _run(_node_argv(recipe, cache), work, _tool_env(cache), recipe.manager)
-    for extra in recipe.install[1:]:  # tools the hidden tests need (the tsx loader)
+    for extra in recipe.install[1:]:  # tools the hidden tests need (the tsx loader, bun)
         _run([*shlex.split(extra), *NPM_FLAGS], work, _tool_env(cache), recipe.manager)
+    _link_bun(work)
     base_len = len(base)
     members = [posixpath.dirname(m[base_len:]) for m in recipe.workspaces]
     relink_workspaces(work, f"{WORKSPACE}/{recipe.root}".rstrip("/"), members)

@@ -90,6 +90,9 @@ _TS_EXAMPLE = {
     + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
     "jest": 'import {{ thing }} from "{spec}";\n'
     + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
+    "bun": 'import {{ describe, expect, it }} from "bun:test";\n'
+    'import {{ thing }} from "{spec}";\n'
+    + _TS_BODY.replace("{check}", "expect(thing(...)).toBe(...)"),
     "node": 'import {{ describe, it }} from "node:test";\n'
     'import assert from "node:assert/strict";\nimport {{ thing }} from "{spec}";\n'
     + _TS_BODY.replace("{check}", "assert.equal(thing(...), ...)"),

@@ -5,11 +5,13 @@ Called once per validated task (:func:`finalise`, from the run loop). For an acc
 build / extend / repair task, the hidden tests are read and resolved against the oracle
 (:mod:`.interface`, :mod:`.interface_js`) into an ``## Interface`` section of files, modules
 and signatures; a task checked by a recorded command states that command instead, when every
-file it names is in the starting workspace. A teacher (``--teacher openai:MODEL``) may write
-the instruction instead; its text must name every interface entry and leak nothing, else the
-offline text is used and the reason recorded. Every line of the result goes through
-:func:`~.leaks.drop_leaks`. ``Task.request`` keeps the session's request; qa / data tasks and
-tasks not accepted keep (or get back) the request as their instruction.
+file it names is in the starting workspace. A teacher (``--teacher openai:MODEL``) writes
+the instruction instead whenever there is a section or hidden tests to read (tests that load no
+module have no section, yet rely on what the request may leave open); its text must name every
+interface entry and leak nothing, else the offline text is used and the reason recorded.
+Every line of the result goes through :func:`~.leaks.drop_leaks`. ``Task.request`` keeps the
+session's request; qa / data tasks and tasks not accepted keep (or get back) the request as
+their instruction.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ from trajforge.verifiers.validate.interface_js import js_modules
 from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, mentions
 
 log = logging.getLogger(__name__)
-REWRITE_VERSION = 3
+REWRITE_VERSION = 4
 """Bumped when the rewrite changes (2: an ordered list's numbers are no leak; 3: the writer
-reads the hidden tests, to state what they rely on that the request leaves open): part of
-every validation cache key."""
+reads the hidden tests, to state what they rely on that the request leaves open; 4: asked
+for tests that load no module too): part of every validation cache key."""
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
 
@@ -199,7 +201,7 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     section, notes = interface_section(task_dir, task, hidden)
     items = forbidden(hidden, f"{request}\n{section}")  # a suite named after its class is no leak
     written = _Written()
-    if section:
+    if section or hidden:  # a writer who reads the tests can state what they rely on
         brief = InstructionBrief(
             family=task.family,
             request=request,

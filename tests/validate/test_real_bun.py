@@ -1,0 +1,82 @@
+"""A real Bun task from other people's data: dark-factory's core (``../shared/corpus/real/
+opencode/victoryforphil__dark-factory``), an Elysia app that runs on Bun ("dev": "bun run
+--watch src/index.ts", ``Bun.env`` in its config). "Refactor `core/src/index.ts` to use our
+`core/src/config.ts`" used to fail on its own reference under node (``oracle_fails``): the
+package runs on Bun, so its hidden tests run with ``bun test``, and Bun's binary comes from the
+registry into the task's environment. Proven from the answers keyed by the exact requests
+(``tests/teacher/cassettes/real/corpus``); verify scores the start, the routes answered with
+constants and a ``bunfig.toml`` that points the runner elsewhere 0, the reference and an entry
+point written unlike it (``tests/fixtures/real_ts``) 1.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.validate.conftest import node_env_cache
+from tests.validate.test_real_typescript import _keyed, _score
+from trajforge.reconstruct import pipeline
+from trajforge.reconstruct.repos import RepoSearch
+from trajforge.verifiers.validate.files import read_tree
+
+CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
+SESSION = (
+    CORPUS / "real" / "opencode" / "victoryforphil__dark-factory"
+    / "session__crisp-garden__ses_39bc72f63ffeQb8egYBpyTrCNr.json"
+)  # fmt: skip
+BUNDLE = CORPUS / "repos" / "victoryforphil__dark-factory.bundle"
+TASK = "extend-f7b209126ce5cf03"
+INDEX = "core/src/index.ts"
+UNLIKE = Path(__file__).parents[1] / "fixtures" / "real_ts" / "dark-factory-index.unlike.ts"
+CONSTANTS = """import { Elysia } from "elysia";
+
+new Elysia()
+  .get("/", () => ({ service: "dark-factory-core", status: "ok",
+    message: "Dark Factory core is running", concepts: ["world", "env", "actor"],
+    env: "development" }))
+  .get("/health", () => ({ status: "ok" }))
+  .listen({ hostname: "127.0.0.1", port: 4150 });
+"""
+"""The routes answered with the values config.ts happens to default to, config never read."""
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
+
+
+@pytest.fixture(scope="module")
+def reconstructed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    if not SESSION.is_file() or not BUNDLE.is_file():
+        pytest.skip(f"SKIPPED: the shared corpus (dark-factory session, bundle) is not at {CORPUS}")
+    tools = ("node", "npm", "git")
+    with node_env_cache(tmp_path_factory, tools, "the real Bun task test"):
+        repos = tmp_path_factory.mktemp("bun-repos")
+        clone = ["git", "clone", "-q", str(BUNDLE), str(repos / "dark-factory")]
+        subprocess.run(clone, check=True, timeout=600)
+        out = tmp_path_factory.mktemp("bun-out")
+        spec = pipeline.ReconstructSpec(repos=RepoSearch(dirs=(str(repos),)))
+        pipeline.run([SESSION], out, spec)
+        yield out
+
+
+def test_a_bun_app_is_proven_with_bun_test_and_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    task_dir, task, result = _keyed(reconstructed, TASK, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.verifier.command == "cd core && bun test src/index.hidden.test.ts"
+    assert task.environment is not None
+    assert any("@oven/bun-linux-x64@" in i for i in task.environment.recipes[0].install)
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "config" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    wrong = {
+        "nothing": start,
+        "constants": {**start, INDEX: CONSTANTS},
+        "runner config": {**start, "core/bunfig.toml": '[test]\nroot = "./nothing"\n'},
+    }
+    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
+    assert scores == dict.fromkeys(wrong, 0.0), scores
+    assert _score(task_dir, {**start, INDEX: UNLIKE.read_text()}, tmp_path / "unlike") == 1.0
+    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
