@@ -120,6 +120,8 @@ def _subcommand(name: str, args: Sequence[str], command: str) -> tuple[Kind, str
         return "publish", label
     if sub in work.EFFECT_SUBCOMMANDS.get(name, ()):
         return "effect", label
+    if name == "git" and sub == "remote" and not set(verbs[1:2]) & work.GIT_REMOTE_READS:
+        return None  # lists or edits the local config
     if sub in work.OBSERVE_SUBCOMMANDS.get(name, ()) or name in work.OBSERVE_PROGRAMS:
         return "observe", label
     return None

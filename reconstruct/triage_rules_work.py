@@ -136,6 +136,11 @@ OBSERVE_SUBCOMMANDS = {
 }
 """Subcommands that read a remote (its branches, a clone of it, a package)."""
 
+GIT_REMOTE_READS = words("show update prune")
+"""``git remote`` reads a remote only through these; ``git remote -v`` / ``add`` / ``set-url``
+list or edit the repository's own config (a grant application that only ran ``git remote -v``
+had been dropped as reading live state)."""
+
 EFFECT_SUBCOMMANDS = {
     "cargo": frozenset({"install"}),
     "gh": frozenset({"issue", "repo", "secret", "variable", "gist", "workflow", "label"}),

@@ -68,8 +68,10 @@ def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> 
 
 def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
     out, summary = corpus
-    (grant,) = drops(summary, "Battle-Cities")  # reads the git remote for a grant application
-    assert grant.reason == Reason.LIVE_STATE and "git remote" in grant.detail
+    # a grant application whose only command, `git remote -v`, lists the local config: no
+    # remote was read, nothing was delivered
+    (grant,) = drops(summary, "Battle-Cities")
+    assert grant.reason == Reason.NO_DELIVERABLE and "git remote" not in grant.detail
     gitter = [d for d in drops(summary, "dark-factory") if d.text.startswith("@gitter")]
     # a sub-agent commits; where the thread has edits of its own (quiet-meadow: only
     # .gitignore), what it changed decides before how it was asked: docs_only

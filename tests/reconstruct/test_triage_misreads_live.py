@@ -97,3 +97,21 @@ def test_glue_whose_only_output_is_a_live_service_is_live() -> None:
     found = run(s.say("Imported 1 plan."))
     assert found.candidates == [] and reasons(found) == ["live_state"]
     assert "glue" in found.drops[0].detail
+
+
+@pytest.mark.parametrize(
+    ("command", "reads_a_remote"),
+    [
+        ("git remote -v", False),
+        ("git remote", False),
+        ("git remote add origin git@github.com:me/x.git", False),
+        ("git remote show origin", True),
+        ("git remote update", True),
+    ],
+)
+def test_listing_the_configured_remotes_reads_no_remote(command: str, reads_a_remote: bool) -> None:
+    """Codex's grant-application session ran `git remote -v` and changed nothing: it was
+    dropped as live_state "runs `git remote`", while the command only prints the repository's
+    own config. `git remote show` / `update` do ask the remote."""
+    found = run(Script().user("tell me about the project setup").shell(command, 0, "").say("Ok."))
+    assert ("live_state" in reasons(found)) is reads_a_remote, found.drops
