@@ -193,15 +193,12 @@ def _node_recipe(
         else:
             flags = [f"--workspace {shlex.quote(folder)}" for folder in folders]
             install[0] = " ".join([install[0], *flags, "--include-workspace-root"])
-    if manager == "npm" and needs_tsx(files, root):  # hidden tests: node --import tsx --test
+    tool = TSX if needs_tsx(files, root) else BUN if needs_bun(files, root) else None
+    if manager == "npm" and tool:  # what hidden tests run with: node --import tsx, bun test
         # a filtered install keeps the lockfile: without it npm resolves every member again
         unlocked = "" if flags else " --no-package-lock"
-        tsx = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {TSX}"
-        install.append(" ".join([tsx, *flags]))
-    elif manager == "npm" and needs_bun(files, root):  # hidden tests: bun test
-        unlocked = "" if flags else " --no-package-lock"
-        bun = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {BUN}"
-        install.append(" ".join([bun, *flags]))
+        line = f"npm install --no-save{unlocked} --ignore-scripts --no-audit {tool}"
+        install.append(" ".join([line, *flags]))
     return EnvironmentRecipe(
         workspaces=tuple(needed),
         builds=compile_steps(root, needed, files),

@@ -117,10 +117,12 @@ def candidates(events: Sequence[Event], state: Replay) -> Found:
     kept: list[tuple[Thread, str]] = []
     for n, thread in enumerate(triaged.threads):
         drop, request = judge(events, thread, roots, state.history, _differ(state), later=n > 0)
-        if drop is not None:  # what it changed decides before how it was asked
+        if drop is not None and drop.reason == Reason.NOT_SELF_CONTAINED:
+            # what it changed decides before how it was asked
             edited = _edited(events, thread.first, thread.last, state.root)
-            docs = _docs_drop(thread.first, thread.last, thread.request, state, edited)
-            drops.append(docs if docs and drop.reason == Reason.NOT_SELF_CONTAINED else drop)
+            drop = _docs_drop(thread.first, thread.last, thread.request, state, edited) or drop
+        if drop is not None:
+            drops.append(drop)
             continue
         kept.append((thread, request))
         made = _thread_candidate(events, thread, request, state, runs)

@@ -19,7 +19,8 @@ TSX = "tsx@4.23.15"
 """The TypeScript loader ``node --import tsx --test`` uses where a package has no runner
 (engines: node >= 18), installed into the task's environment."""
 TS_SOURCE = (".ts", ".tsx", ".mts", ".cts")
-BUN = "@oven/bun-linux-x64@1.4.5"
+BUN_PACKAGE = "@oven/bun-linux-x64"
+BUN = f"{BUN_PACKAGE}@1.4.5"
 """Bun's own binary package, installed into the environment of a Bun package without ``bun``
 (its ``bun`` package links the binary in a postinstall script, which installs never run)."""
 BUN_FILES = ("bun.lock", "bun.lockb", "bunfig.toml")

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from trajforge.errors import TrajforgeError
+from trajforge.reconstruct.node_project import BUN_PACKAGE
 from trajforge.records import Environment, EnvironmentRecipe, Reason, sha256_hex
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.session import WORKSPACE
@@ -238,7 +239,7 @@ def _node_argv(recipe: EnvironmentRecipe, cache: Path) -> list[str]:
 def _link_bun(work: Path) -> None:
     """Bun's binary package on ``node_modules/.bin`` (every run's PATH), where the ``bun``
     package's postinstall would have put it had installs run scripts."""
-    binary = work / "node_modules" / "@oven" / "bun-linux-x64" / "bin" / "bun"
+    binary = work / "node_modules" / BUN_PACKAGE / "bin" / "bun"
     link = work / "node_modules" / ".bin" / "bun"
     if binary.is_file() and not link.exists():
         link.parent.mkdir(exist_ok=True)
