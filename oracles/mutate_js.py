@@ -21,6 +21,12 @@ TYPE_NODES = frozenset(
      "type_parameters", "literal_type", "ambient_declaration", "enum_declaration"}
 )  # fmt: skip
 NO_STRINGS = frozenset({"import_statement", "export_statement", "pair", "jsx_attribute"})
+"""Nodes whose strings are not emptied as constants: import paths, exported declarations, object
+keys beside their values, JSX attributes. An exported function's strings would be faults too,
+but with them a sample of 20 mutants holds several text constants any test of the output kills,
+and a task's tests that miss every `>` → `>=` boundary the request states passed the kill rate
+(pi-mono's footer: 17/20 on round 1, three boundaries surviving); without them the teacher is
+sent back and its round 2 pins the boundaries."""
 DIAGNOSTIC = re.compile(r"console\.(?:error|warn|debug|trace)\s*\(")
 """Statements that only write a diagnostic to stderr (``console.log`` may be a program's
 output, so it stays a fault)."""

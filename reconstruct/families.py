@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules_work as work
@@ -20,9 +20,9 @@ from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
 from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
 from trajforge.reconstruct.triage_live import Roots, live_reason, session_roots, workspace_command
-from trajforge.reconstruct.triage_request import host_paths
+from trajforge.reconstruct.triage_request import Known, host_paths
 from trajforge.reconstruct.triage_text import english
-from trajforge.records import AnswerKey, Event, Family, Reason
+from trajforge.records import CHANGE_KINDS, AnswerKey, Event, Family, Reason
 
 NEAR_EMPTY_FILES = 2
 OUTPUT_TAIL_LINES = 30
@@ -107,6 +107,14 @@ def run_command(run: CheckRun, root: str | None) -> str | None:
     return f"cd {shlex.quote(rel)} && {run.command}"
 
 
+def _texts(state: Replay) -> Iterator[str]:
+    """The last known content of every file the session knew."""
+    for versions in state.history.values():
+        content = next((v.content for v in reversed(versions) if v.content), None)
+        if content is not None:
+            yield content
+
+
 def candidates(events: Sequence[Event], state: Replay) -> Found:
     """Every candidate a session yields (one per kept thread plus one per fail→pass pair)."""
     runs = check_runs(events)
@@ -115,8 +123,9 @@ def candidates(events: Sequence[Event], state: Replay) -> Found:
     drops = list(triaged.drops)
     found: list[Candidate] = []
     kept: list[tuple[Thread, str]] = []
+    known = Known(state.history, lambda: _texts(state))
     for n, thread in enumerate(triaged.threads):
-        drop, request = judge(events, thread, roots, state.history, _differ(state), later=n > 0)
+        drop, request = judge(events, thread, roots, known, _differ(state), later=n > 0)
         if drop is not None and drop.reason == Reason.NOT_SELF_CONTAINED:
             # what it changed decides before how it was asked
             edited = _edited(events, thread.first, thread.last, state.root)
@@ -171,7 +180,7 @@ def _edited(events: Sequence[Event], first: int, last: int, root: str | None) ->
     """Workspace files the episode's write / edit / patch calls named."""
     found: list[str] = []
     for event in events[first : last + 1]:
-        if event.kind == "tool_call" and event.tool_kind in ("write", "edit", "patch"):
+        if event.kind == "tool_call" and event.tool_kind in CHANGE_KINDS:
             try:
                 found.append(confine(event.path or "", root))
             except PathViolation:

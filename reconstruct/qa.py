@@ -52,6 +52,14 @@ def _outputs(events: Sequence[Event], first: int, last: int) -> tuple[dict[str, 
     return outputs, read_machine
 
 
+def _not_checkable(found: str) -> str:
+    """What a NOT_CHECKABLE_REQUEST match asks: about the assistant or the session itself, or
+    for advice, an opinion or a plan."""
+    if rules.ABOUT_THE_ASSISTANT.fullmatch(found):
+        return "asks about the assistant's own work or the session, not the workspace"
+    return "asks for advice, opinion or a plan"
+
+
 def judge_qa(
     events: Sequence[Event], first: int, last: int, request: str, answer: str,
     files: dict[str, str],
@@ -72,7 +80,7 @@ def judge_qa(
         )
     if (m := rules.NOT_CHECKABLE_REQUEST.search(request)) is not None:
         return QaVerdict(
-            None, Reason.CONVERSATION, f"asks for advice, opinion or a plan ({m.group(0)!r})"
+            None, Reason.CONVERSATION, f"{_not_checkable(m.group(0))} ({m.group(0)!r})"
         )
     if (m := rules.CHAT_ANSWER.match(answer)) is not None:
         return QaVerdict(

@@ -14,21 +14,23 @@ in any script (:mod:`.triage_text`). Every rule's words and thresholds live in
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct import triage_rules_turns as turns
 from trajforge.reconstruct.shell import is_mutating
 from trajforge.reconstruct.triage_live import Left, Roots, live_reason, moved_work
-from trajforge.reconstruct.triage_request import body, resolve
+from trajforge.reconstruct.triage_request import Known, body, resolve
 from trajforge.reconstruct.triage_text import (
     english,
     is_question,
     speaker_tag,
     tokens,
     unspaced_ack,
+    word_count,
 )
-from trajforge.records import Event, Reason
+from trajforge.records import CHANGE_KINDS, Event, Reason
 
 PREVIEW = 160
 
@@ -65,10 +67,29 @@ class Thread:
     """Event indices of acks that approved an assistant proposal."""
     attachment: bool = False
     """A turn of it refers to an attached file."""
+    asked: str = ""
+    """The request with each reply after the assistant's question it answers (what a task
+    states); '' when no turn replied to a question. ``request`` leaves replies out."""
 
     @property
     def instruction(self) -> str:
-        return self.request
+        return self.asked or self.request
+
+    def take(self, turn: Turn, last: int, *, merge: bool) -> int:
+        """Fold a later turn in, the thread now ending at event ``last``; 1 when it counts as
+        merged (an ack, a continuation, a reply), else 0 (part of the request itself)."""
+        self.last = last
+        self.attachment = self.attachment or turn.attachment
+        self.merged += int(merge)
+        return int(merge)
+
+    def add(self, text: str, asked: str = "") -> None:
+        """A later turn that belongs to the request. A reply to ``asked`` leans on that
+        question: the task states both, and the request is judged without it."""
+        said = f'(Asked "{asked}", the reply: "{text}")' if asked else text
+        self.asked = f"{self.instruction}\n\n{said}" if asked or self.asked else ""
+        if not asked:
+            self.request = f"{self.request}\n\n{text}"
 
 
 @dataclass(frozen=True)
@@ -187,15 +208,15 @@ def threads_of(events: Sequence[Event]) -> Triage:
             before = _last_assistant(events, current.first, turn.index)
             if turn.text and rules.PROPOSAL.search(before):
                 current.approvals.append(turn.index)
-            current.last = last
-            current.merged += 1
-            current.attachment = current.attachment or turn.attachment
-            merged += 1
+            merged += current.take(turn, last, merge=True)
             continue
         if current is not None and _unanswered(events, current.first, turn.index):
-            current.request = f"{current.request}\n\n{turn.text}"  # sent before any reply
-            current.last = last
-            current.attachment = current.attachment or turn.attachment
+            current.add(turn.text)  # sent before any reply
+            current.take(turn, last, merge=False)
+            continue
+        if current is not None and (asked := _replied(events, current, turn)) is not None:
+            current.add(turn.text, asked)
+            merged += current.take(turn, last, merge=True)
             continue
         quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index))
         if quoted is not None and threads:
@@ -205,6 +226,23 @@ def threads_of(events: Sequence[Event]) -> Triage:
             continue
         threads.append(Thread(turn.index, last, turn.text, attachment=turn.attachment))
     return Triage(threads, drops, merged)
+
+
+def _replied(events: Sequence[Event], current: Thread, turn: Turn) -> str | None:
+    """The assistant's question that a short turn answers before the thread did any work
+    ("Should I proceed with these moves?" — "can leave it"), or None. The reply is part of
+    the request, with the question it answers."""
+    if word_count(turn.text) > turns.REPLY_MAX_WORDS or rules.ANCHOR.search(turn.text):
+        return None  # long enough, or naming a file or code name, to be a request of its own
+    if _directs(body(turn.text)) or is_question(turn.text):
+        return None  # "can you make a LICENSE file with the MIT license?": a request or question
+    if _touched(events, current.first, turn.index):
+        return None
+    before = _last_assistant(events, current.first, turn.index)
+    if not rules.PROPOSAL.search(before):
+        return None
+    asked = [s for s in turns.SENTENCE_END.split(before) if s.rstrip().endswith("?")]
+    return " ".join(" ".join(s.split()) for s in asked[-turns.REPLY_QUESTIONS :]) or None
 
 
 def _quotes(text: str, before: str) -> str | None:
@@ -245,7 +283,7 @@ def _touched(events: Sequence[Event], first: int, last: int) -> bool:
     for event in events[first : last + 1]:
         if event.kind != "tool_call":
             continue
-        if event.tool_kind in ("write", "edit", "patch"):
+        if event.tool_kind in CHANGE_KINDS:
             return True
         if event.tool_kind == "shell" and event.command and is_mutating(event.command):
             return True
@@ -253,7 +291,7 @@ def _touched(events: Sequence[Event], first: int, last: int) -> bool:
 
 
 def judge(
-    events: Sequence[Event], thread: Thread, roots: Roots, known: Iterable[str],
+    events: Sequence[Event], thread: Thread, roots: Roots, known: Known,
     changed: Callable[[int, int], bool], later: bool,
 ) -> tuple[Drop | None, str]:  # fmt: skip
     """(the drop, or None) and the thread's self-contained request.
@@ -291,11 +329,45 @@ def judge(
             f"{roots.main}",
         )
     worked = edits or _touched(events, thread.first, thread.last)
-    if resolved.problem is not None and (worked or (answer and not resolved.vague)):
-        return drop(Reason.NOT_SELF_CONTAINED, resolved.problem)
+    problem = _answers_question(events, thread, later) or resolved.problem
+    if problem is not None and (worked or (answer and not resolved.vague)):
+        return drop(Reason.NOT_SELF_CONTAINED, problem)
     if (unstated := _unstated(thread, body(resolved.text), edits, changed)) is not None:
         return drop(Reason.NOT_SELF_CONTAINED, unstated)
+    if thread.asked:  # the task states the questions its replies answer
+        return None, resolve(thread.asked, roots.main, known, later).text
     return None, resolved.text
+
+
+def _answers_question(events: Sequence[Event], thread: Thread, later: bool) -> str | None:
+    """A short later turn opening with "yes," / "no," right after the assistant asked something
+    ("Should I add a `mdLinkUrl` token?" — "yes, in old pi link url as 666666"): its subject
+    is the assistant's question, not stated in it."""
+    m = turns.ANSWER_WORD.match(thread.request)
+    if not later or m is None or word_count(thread.request) > rules.SHORT_REQUEST_WORDS:
+        return None
+    if not rules.PROPOSAL.search(_last_assistant(events, 0, thread.first)):
+        return None
+    return f"answers the assistant's question ({m.group(0).strip()!r}…)"
+
+
+def _directs(request: str) -> bool:
+    """A sentence of the request asks for a change ("what's footer using? should be dimmer,
+    don't modify the theme, look into the footer sources"; "can you add some sfx?")."""
+    said = [s.strip() for s in turns.SENTENCE_END.split(request.strip())]
+    return any(
+        rules.POLITE_REQUEST.match(s) or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
+        for s in said
+    )
+
+
+def _untagged(request: str) -> str:
+    """The request without a closing tag question ("…\n\nor do you have other suggestions?",
+    "…, does that make sense?"): what it asks for is the statement before it."""
+    sentences = turns.SENTENCE_END.split(request.strip())
+    if len(sentences) > 1 and turns.TAG_QUESTION.match(sentences[-1]):
+        return request.strip()[: -len(sentences[-1])].rstrip()
+    return request
 
 
 def _unstated(
@@ -303,7 +375,8 @@ def _unstated(
 ) -> str | None:
     """Why the thread's changes are not what its request asks for, or None: the request is a
     question, or an ack approved work the assistant proposed."""
-    if edits and is_question(request) and not rules.POLITE_REQUEST.match(request):
+    request = _untagged(request)
+    if edits and is_question(request) and not _directs(request):
         return "a question, not a request for the change made"
     for index in thread.approvals:
         if changed(index, thread.last):

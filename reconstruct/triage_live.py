@@ -22,7 +22,7 @@ from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import Call, classify, live_command
-from trajforge.records import Event, Reason
+from trajforge.records import CHANGE_KINDS, Event, Reason
 
 __all__ = [
     "Left",
@@ -123,7 +123,7 @@ def moved_work(events: Sequence[Event], first: int, last: int, roots: Roots) -> 
         return None
     moved = Roots(None, roots.others)
     for event in events[first : last + 1]:
-        changes = event.kind == "tool_call" and event.tool_kind in ("write", "edit", "patch")
+        changes = event.kind == "tool_call" and event.tool_kind in CHANGE_KINDS
         path = event.path if changes else None
         if path and not Roots(roots.main).inside(path) and moved.inside(path):
             return path
@@ -172,7 +172,10 @@ def live_reason(
     for pattern in (work.EFFECT_REQUEST, work.PUBLISH_REQUEST, work.LIVE_DATA_REQUEST):
         if (m := pattern.search(request)) is not None:
             found = m.group(0).strip()
-            return Reason.LIVE_STATE, f"asks for an effect outside the workspace ({found!r})"
+            return (
+                Reason.LIVE_STATE,
+                f"is about the machine or a service outside the workspace ({found!r})",
+            )
     results = [c for c in calls if left == "answer" or c.kind != "observe"]
     if results:
         reason = Reason.DELEGATED if results[0].kind == "delegated" else Reason.LIVE_STATE
@@ -190,7 +193,44 @@ def _call(events: Sequence[Event], index: int, roots: Roots) -> Call | None:
     found = classify(event, index)
     if (found is None or found.kind != "effect") and (path := _written_outside(event, roots)):
         return Call(index, "effect", f"a command changes {path}, outside the workspace")
+    read = _read_outside(event, roots) if found is None else None
+    if read is not None and _succeeded(events, index):
+        return Call(index, "observe", f"reads {read}, outside the workspace")
     return found
+
+
+def _succeeded(events: Sequence[Event], index: int) -> bool:
+    """The call at ``index`` has a result that is no error (a read that returned nothing
+    grounds nothing)."""
+    call_id = events[index].call_id
+    return any(
+        e.kind == "tool_result" and e.call_id == call_id and not e.is_error
+        for e in events[index + 1 :]
+    )
+
+
+READ_ARGUMENTS = ("path", "file_path", "filePath", "dir", "directory")
+"""Arguments of a file, list or search tool (``Glob``, ``LS``, ``grep``) that name where it
+reads."""
+
+
+def _read_outside(event: Event, roots: Roots) -> str | None:
+    """A path outside the workspace roots that a file tool or a shell command read
+    (``~/.claude/projects/…`` globbed, ``wc -l /home/me/.pi/agent/settings.json``): the machine's
+    state, which a fresh sandbox cannot show again. Scratch folders and devices are not; nor is
+    anything when the workspace root is not known."""
+    if not roots.main or event.tool_kind in CHANGE_KINDS:
+        return None
+    if event.tool_kind == "shell":
+        named = [w for argv in programs(event.command or "") if argv[0] != "cd" for w in argv[1:]]
+    else:
+        args = [event.arguments.get(k) for k in READ_ARGUMENTS]
+        named = [event.path or "", *(v for v in args if isinstance(v, str))]
+    for path in named:
+        machine = path.startswith(("/", "~/")) and not path.startswith("/dev/")
+        if machine and not work.SCRATCH_DIRS.match(path) and not roots.inside(path):
+            return path
+    return None
 
 
 def _written_outside(event: Event, roots: Roots) -> str | None:

@@ -10,14 +10,57 @@ Words are counted in any script and quoted or speaker-tagged prose is the person
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
+from trajforge.reconstruct import triage_rules_turns as turns
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.triage_text import is_question, quoted_prose, word_count
 
-VAGUE = "a short follow-up that names no file, identifier or value"
+VAGUE = "a short follow-up that names no file, code identifier or quoted value"
+
+
+@dataclass
+class Known:
+    """What a request may name: the session's files and, read once when first asked for, the
+    identifiers in their code (``thinkingLevel`` is named by "the thinking level")."""
+
+    paths: Collection[str]
+    texts: Callable[[], Iterable[str]] = lambda: ()
+    """The files' known contents."""
+    _names: frozenset[tuple[str, ...]] | None = field(default=None, repr=False)
+
+    def names(self) -> frozenset[tuple[str, ...]]:
+        """Every identifier of two to four word parts, as its lowercased parts."""
+        if self._names is None:
+            self._names = frozenset(
+                parts
+                for text in self.texts()
+                for ident in set(rules.CODE_NAME.findall(text))
+                if 2 <= len(parts := _parts(ident)) <= rules.CODE_NAME_PARTS
+            )
+        return self._names
+
+    def names_in_words(self, prose: str) -> bool:
+        """The request names one of the code's identifiers in words, in a row."""
+        said = [w.lower() for w in re.findall(r"[A-Za-z]+", prose)]
+        names = self.names()
+        for size in range(2, rules.CODE_NAME_PARTS + 1):
+            for at in range(len(said) - size + 1):
+                run = said[at : at + size]
+                if tuple(run) in names or tuple([*run[:-1], run[-1].rstrip("s")]) in names:
+                    return True
+        return False
+
+
+def _parts(ident: str) -> tuple[str, ...]:
+    """``thinkingLevel`` → ("thinking", "level"); () when a part is a function word or short
+    ("getThe", "isOk" name nothing a person says)."""
+    parts = tuple(w.lower() for w in rules.NAME_PART.findall(ident))
+    if any(len(w) < rules.CODE_NAME_CHARS or w in rules.ENGLISH_MARKERS for w in parts):
+        return ()
+    return parts
 
 
 @dataclass(frozen=True)
@@ -33,9 +76,9 @@ class Resolved:
     nowhere, so when the thread changed no file the request is no task for another reason."""
 
 
-def resolve(text: str, root: str | None, known: Iterable[str], later: bool = False) -> Resolved:
+def resolve(text: str, root: str | None, known: Known, later: bool = False) -> Resolved:
     """Resolve ``@path`` mentions against the session's files and rewrite host paths."""
-    paths = set(known)
+    paths = set(known.paths)
     dirs = {p.rsplit("/", i)[0] for p in paths for i in range(1, p.count("/") + 1)}
     problem = None
 
@@ -60,7 +103,7 @@ def resolve(text: str, root: str | None, known: Iterable[str], later: bool = Fal
     if problem is None:
         problem = _outside_paths(rewritten)
     if problem is None:
-        problem = _dangling(rewritten, later, _file_names(paths))
+        problem = _dangling(rewritten, later, _file_names(paths), known)
     return Resolved(rewritten, problem, problem == VAGUE)
 
 
@@ -112,7 +155,7 @@ def body(text: str) -> str:
     return text
 
 
-def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]]) -> str | None:
+def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]], known: Known) -> str | None:
     """A request that cannot be read alone: too short, pasted output, pointing back.
     ``names``: the workspace's files as a request may name them in words."""
     prose, pasted = _prose(text)
@@ -125,7 +168,10 @@ def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]]) -> str |
         return f"pasted output with little request around it ({words} word(s))"
     short = words <= rules.SHORT_REQUEST_WORDS
     anchored = bool(rules.ANCHOR.search(prose)) or any(n.search(prose) for n in names)
-    return _points_back(prose, later, short, anchored)
+    found = _points_back(prose, later, short, anchored)
+    if found == VAGUE and known.names_in_words(prose):
+        return None  # "our themes need explicit tokens for the thinking level border"
+    return found
 
 
 def _prose(text: str) -> tuple[str, bool]:
@@ -148,9 +194,10 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
     (``anchored``: it names a file, an identifier or a value)."""
     if later:
         while (m := rules.CHAT_OPENER.match(prose)) is not None:
-            if rules.CORRECTION.match(m.group(0)):
+            rest = _restated(prose) if rules.CORRECTION.match(m.group(0)) else prose[m.end() :]
+            if rest is None:
                 return f"answers the assistant ({m.group(0).strip()!r}…)"
-            prose = prose[m.end() :]  # "ok, …" / "oh, …": judge what follows
+            prose = rest  # "ok, …" / "oh, …": judge what follows
     if rules.DEPENDENT_START.match(prose):
         return "continues the previous turn"
     if later and short and (m := rules.DENIES_LAST.match(prose)) is not None:
@@ -162,6 +209,16 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
     if later and short and not anchored and not is_question(prose):
         return VAGUE
     return None
+
+
+def _restated(prose: str) -> str | None:
+    """What follows a correction's first sentence when it states the work in full: it names
+    RESTATED_ANCHORS files, paths or code names or more ("no, that's horrible.\n\ntools ->
+    core/tools\ntui -> modes/interactive/components …"). None when it only steers."""
+    parts = turns.SENTENCE_END.split(prose.strip(), maxsplit=1)
+    rest = parts[1] if len(parts) > 1 else ""
+    named = {m.group(0) for m in rules.ANCHOR.finditer(rest)}
+    return rest if len(named) >= turns.RESTATED_ANCHORS else None
 
 
 def _strong_pointer(prose: str) -> re.Match[str] | None:

@@ -291,6 +291,14 @@ NAME_PART_CHARS = 2
 of at least NAME_PART_CHARS letters, written in a row ("the theme selector needs to push the
 update to the next tick"). A one-word name ("theme", "index") is a common word, never one."""
 
+CODE_NAME = re.compile(r"\b(?:[a-z]+(?:[A-Z][a-z]+)+|(?:[A-Z][a-z]+){2,}|[a-z]+(?:_[a-z]+)+)\b")
+CODE_NAME_PARTS = 4
+CODE_NAME_CHARS = 3
+"""An identifier in the workspace's code (``thinkingLevel``, ``ThinkingLevel``,
+``thinking_level``) of two to CODE_NAME_PARTS parts of at least CODE_NAME_CHARS letters, none a
+function word, anchors a short follow-up that says it in words ("our themes need explicit
+tokens for the thinking level border of editor"): the request names what it changes."""
+
 PASTED_LINE = re.compile(
     r"^\s*(?:$|[➜$#>│|]|\[\w|at\s|\d+\s*[│|]|\w+:\d+|\s*[\^~]+\s*$|npm (?:err|warn)|"
     r"error|warning|traceback|file \")",

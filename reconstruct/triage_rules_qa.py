@@ -20,6 +20,10 @@ QUESTION = re.compile(
 """A request that asks for information: it ends with a question mark, or opens with a
 question word or an information verb."""
 
+ABOUT_THE_ASSISTANT = re.compile(r"(?i)(?:did|have|has|were|are) you|are we|you still")
+"""The NOT_CHECKABLE_REQUEST words that ask about the assistant's doings ("did you update
+docs/theme.md"), not for advice."""
+
 NOT_CHECKABLE_REQUEST = re.compile(
     r"(?i)\b(?:what do you think|your (?:opinion|thoughts|take)|should (?:we|i)|would it be "
     r"better|which is better|pros and cons|recommend|suggest|propose|plan|design|brainstorm|"

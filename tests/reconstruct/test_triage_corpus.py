@@ -191,3 +191,95 @@ def test_a_message_sent_before_any_reply_joins_the_request(
     assert not [d for d in mono if d.text.startswith("continue investigate")]
     (report,) = [d for d in mono if d.text.startswith("then we need to tackle this bash issue")]
     assert report.events[1] > report.events[0]
+
+
+def test_a_correction_that_restates_the_work_and_its_reply_are_one_request(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono's before-compaction: "no, that's horrible." then the whole file-move mapping
+    ("tools -> core/tools", "tui -> modes/interactive/components", …) and "or do you have
+    other suggestions?"; the assistant agrees and asks "`tui-renderer.ts` stays …, or should
+    it move too? … Should I proceed with these moves?"; the person replies "can leave it" and
+    the moves are made. The correction's opening steers, what follows restates the task in
+    full; the reply joins the request with the question it answers; the closing "or do you
+    have other suggestions?" does not make the request a question."""
+    out, summary = corpus
+    mono = drops(summary, "before-compaction")
+    assert not [d for d in mono if d.text.startswith(("no, that's horrible", "can leave it"))]
+    (moves,) = [t for t in tasks(out) if t.instruction.lower().startswith("no, that's horrible")]
+    assert "tui -> modes/interactive/components" in moves.instruction
+    assert 'Should I proceed with these moves?", the reply: "can leave it")' in moves.instruction
+
+
+def test_a_short_reply_to_the_assistants_question_is_part_of_its_thread(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono's large session: "wait, do we only have a single link color? …" — "Should I
+    add a new token like `mdLinkUrl` to the theme system …?" — "yes, in old pi link url as
+    666666". The reply is no request of its own (it was dropped as "names no … value", and
+    666666 is a value): it joins the thread it answers, which stays dropped as a correction."""
+    _, summary = corpus
+    large = drops(summary, "large-session")
+    assert not [d for d in large if d.text.startswith("yes, in old pi")]
+    (link,) = [d for d in large if d.text.startswith("wait, do we only have a single link")]
+    assert link.reason == Reason.NOT_SELF_CONTAINED and "answers the assistant" in link.detail
+
+
+def test_a_request_that_names_code_in_words_is_kept(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono's large session: "ok, i think our themes need explicit tokens for the thinking
+    level border of editor" names no file, but "thinking level" is the code's `thinkingLevel`:
+    the agent added thinking-level tokens to the theme schema, both themes and the editor.
+    "remove variant part of the id" (dark-factory) names nothing of its code and stays vague."""
+    out, summary = corpus
+    wanted = "ok, i think our themes need explicit tokens for the thinking level border"
+    assert not [d for d in drops(summary, "large-session") if d.text.startswith(wanted)]
+    assert [t for t in tasks(out) if t.instruction.lower().startswith(wanted)]
+    (vague,) = [d for d in summary.dropped if d.text == "remove variant part of the id"]
+    assert vague.detail == "a short follow-up that names no file, code identifier or quoted value"
+
+
+def test_an_answer_read_from_outside_the_workspace_is_live_state(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """apanloco/random: "i think there's a session file somwhere for the whole session / do
+    you know where it is?" — the agent globbed ~/.claude/projects/… and answered from it. Its
+    answer rests on the machine (live_state), not "not phrased as a question" (the question is
+    mid-message)."""
+    _, summary = corpus
+    (found,) = [d for d in drops(summary, "apanloco") if "session file" in d.text]
+    assert found.reason == Reason.LIVE_STATE
+    assert "reads /home/da/.claude/projects/" in found.detail
+    assert "outside the workspace" in found.detail
+
+
+def test_a_question_that_also_asks_for_the_change_is_a_request(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono's large session: "what's footer using? should be dimmer, don't modify the
+    theme, look into the footer sources" (the agent dims the footer in footer.ts) was dropped as
+    "a question, not a request for the change made"; its duty and imperatives ask for it. And a
+    request sent after the assistant asked something is no reply to fold in: apanloco's "oh,
+    can you make a LICENSE file with the MIT license?" stays its own (docs_only) thread."""
+    out, summary = corpus
+    wanted = "what's footer using? should be dimmer"
+    assert not [d for d in drops(summary, "large-session") if d.text.startswith(wanted)]
+    assert [t for t in tasks(out) if t.instruction.lower().startswith(wanted)]
+    (licence,) = [d for d in drops(summary, "apanloco") if "LICENSE file" in d.text]
+    assert licence.reason == Reason.DOCS_ONLY and licence.text.startswith("oh, can you make")
+
+
+def test_the_detail_says_what_the_request_is_about(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """ "did you update docs/theme.md as well with the new tokens?" asks about the assistant's
+    own work (it was "asks for advice, opinion or a plan"); "What's the program that si running
+    at my system start" asks about the machine, it asks for no effect on it."""
+    _, summary = corpus
+    (docs,) = [d for d in drops(summary, "large-session") if d.text.startswith("did you update")]
+    assert docs.reason == Reason.CONVERSATION
+    assert docs.detail.startswith("asks about the assistant's own work or the session")
+    (program,) = [d for d in drops(summary, "speakfree") if "my system start" in d.text]
+    assert program.reason == Reason.LIVE_STATE
+    assert program.detail.startswith("is about the machine or a service outside the workspace")

@@ -371,3 +371,69 @@ def test_a_yes_no_question_answered_by_a_denial(answer: str, key: list[str] | No
         ((task,),) = [found.candidates]
         assert task.answer_key is not None
         assert [f.value for f in task.answer_key.required] == key
+
+
+# --- replies, closing tag questions, code named in words -----------------------------------
+
+MAPPING = (
+    "no, that's horrible.\n\ntools -> core/tools\ntui -> modes/components\n"
+    "config.ts, shell.ts -> utils\n\nor do you have other suggestions?"
+)
+
+
+def _asked_then(reply: str) -> Script:
+    """pi-mono's file-move shape: a first request, then a correction that restates the
+    mapping; the assistant asks before doing anything; the person replies."""
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user(MAPPING).say("Agreed. `tui-renderer.ts` stays, or should it move too? Should I proceed?")
+    s.user(reply)
+    return s.write("core/tools/a.ts", "export const a = 1;\n").say("Moved.")
+
+
+def test_a_reply_to_the_assistants_question_joins_the_request_with_the_question() -> None:
+    found = run(_asked_then("can leave it"))
+    assert families(found) == ["extend", "build"] and found.drops == []
+    moved = found.candidates[1].instruction
+    assert moved.startswith("no, that's horrible.") and "tools -> core/tools" in moved
+    assert moved.endswith('or should it move too? Should I proceed?", the reply: "can leave it")')
+
+
+def test_a_reply_that_names_a_file_is_a_request_of_its_own() -> None:
+    found = run(_asked_then("add a mul function to calc.py"))
+    assert [c.instruction for c in found.candidates][-1] == "add a mul function to calc.py"
+
+
+def test_a_correction_that_only_steers_still_answers_the_assistant() -> None:
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user("no, that's horrible. use the other name").edit("calc.py", "def sub", "def minus")
+    found = run(s.say("Renamed."))
+    assert [d.detail for d in found.drops] == ["answers the assistant ('no,'…)"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [("Add a sub(a, b) function to calc.py next to add. does that make sense?", True),
+     ("Add a sub(a, b) function to calc.py next to add. what do you think?", True),
+     ("Add a sub(a, b) function to calc.py. or should we keep only add?", True),
+     # pi-mono's "what's footer using? should be dimmer, don't modify the theme, look into
+     # the footer sources": a question with a duty or an imperative in it asks for a change
+     ("what does calc.py hold? should have a sub too, don't touch add", True),
+     ("why is calc.py missing sub? does add work for it?", False)],
+)  # fmt: skip
+def test_a_question_is_a_request_when_a_sentence_of_it_asks_for_the_change(
+    text: str, kept: bool
+) -> None:
+    found = run(coding(text))
+    assert (families(found) == ["extend"]) is kept
+
+
+def test_a_short_follow_up_that_names_the_code_in_words_is_kept() -> None:
+    """ "our themes need explicit tokens for the thinking level border" names `thinkingLevel`
+    in words; "remove variant part of the id" names nothing of the code."""
+    theme = "export const thinkingLevel = 'low';\nexport function borderColor() {}\n"
+    for request, kept in [("our themes need tokens for the thinking level border", True),
+                          ("remove variant part of the id", False)]:  # fmt: skip
+        s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+        s.user(request).read("theme.ts", theme).edit("theme.ts", "'low'", "'high'")
+        found = run(s.say("Done."))
+        assert (len(found.candidates) == 2) is kept, request

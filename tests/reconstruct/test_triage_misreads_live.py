@@ -115,3 +115,28 @@ def test_listing_the_configured_remotes_reads_no_remote(command: str, reads_a_re
     own config. `git remote show` / `update` do ask the remote."""
     found = run(Script().user("tell me about the project setup").shell(command, 0, "").say("Ok."))
     assert ("live_state" in reasons(found)) is reads_a_remote, found.drops
+
+
+# --- an answer read from outside the workspace rests on the machine -------------------------
+
+
+def test_an_answer_read_through_a_file_tool_outside_the_workspace_is_live_state() -> None:
+    """apanloco/random's shape: "do you know where the session file is?" answered by globbing
+    ~/.claude/projects (a tool replay does not model, its folder in its arguments)."""
+    s = Script().user("i think there's a session file somewhere\ndo you know where it is?")
+    s.tool("Glob", "/home/da/.claude/projects/x/a263.jsonl", pattern="**/*",
+           path="/home/da/.claude/projects/x")  # fmt: skip
+    found = run(s.say("Found it at ~/.claude/projects/x/a263.jsonl."), "/home/da/random")
+    ((drop,),) = [found.drops]
+    assert drop.reason.value == "live_state"
+    assert drop.detail.startswith("event 1: reads /home/da/.claude/projects/x, outside the")
+
+
+def test_a_read_inside_the_workspace_or_one_that_failed_grounds_nothing_live() -> None:
+    root = "/home/da/random"
+    s = Script().user("Which function does index.js export, and where is it defined?")
+    s.read(f"{root}/index.js", "export function roll() {}\n")
+    cid = s._call("read", "read", path="/home/da/.claude/settings.json")
+    s._result(cid, "read", text="ENOENT", is_error=True)
+    found = run(s.say("It exports `roll`, defined in index.js."), root)
+    assert "live_state" not in reasons(found)

@@ -391,3 +391,48 @@ def test_a_package_that_runs_on_bun_has_its_hidden_tests_run_by_bun(
     from trajforge.reconstruct.node_project import runner_of
 
     assert runner_of(files, "") == expected
+
+
+BUN_HOOK_FAILURE = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="bun test" tests="1" failures="1">
+  <testsuite name="src/index.hidden.test.ts" file="src/index.hidden.test.ts" tests="1">
+    <testcase name="(unnamed)" classname="" file="src/index.hidden.test.ts">
+      <failure type="Error" />
+    </testcase>
+  </testsuite>
+</testsuites>
+"""
+BUN_HOOK_OUTPUT = """bun test v1.4.5 (a7733435c)
+
+src/index.hidden.test.ts:
+35 | export const logger: Logger = {
+                  ^
+error: "logger" has already been declared
+    at /workspace/core/src/logging.ts:35:14
+(fail) (unnamed) [0.89ms]
+
+ 0 pass
+ 1 fail
+Ran 1 test across 1 file. [6.00ms]
+"""
+
+
+def test_a_failure_the_report_gives_no_message_keeps_the_runners_words() -> None:
+    """Bun reports a module that failed to load in a hook as a test "(unnamed)" with a bare
+    ``<failure type="Error" />``: the oracle's finding (and so the teacher's feedback) reads
+    the runner's own error, not "(unnamed) fail(s)" (dark-factory's reference logging.ts
+    declares ``logger`` twice)."""
+    from trajforge.verifiers.validate.rules import judge_oracle
+
+    bun = runners.RUNNERS["bun"]
+    result = RunResult(
+        backend="host", command=("sh",), exit_code=1, stdout=BUN_HOOK_OUTPUT, stderr="",
+        wall_s=0.1,
+    )  # fmt: skip
+    run = outcome_of(result, "cd core && bun test src/index.hidden.test.ts", BUN_HOOK_FAILURE, bun)
+    assert run.status == "fail" and run.failing() == ["src/index.hidden.test.ts::(unnamed)"]
+    assert 'error: "logger" has already been declared' in run.detail
+    (found,), _, ok = judge_oracle([run], 0)
+    assert not ok and found.reason == "oracle_fails"
+    assert found.detail.startswith("oracle fails: (unnamed) fail(s); output ends:")
+    assert "logging.ts:35:14" in found.detail

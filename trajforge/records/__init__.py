@@ -129,6 +129,8 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(
         (
             "ANSWER_FAMILIES",
+            "CHANGE_KINDS",
+            "CHANGE_KINDS",
             "CODE_FAMILIES",
             "EventKind",
             "FAMILIES",

@@ -21,6 +21,8 @@ uses: ``trajforge guard check`` starts about 40 ms sooner)."""
 
 EventKind = Literal["user", "assistant", "tool_call", "tool_result"]
 ToolKind = Literal["read", "write", "edit", "patch", "shell", "other"]
+CHANGE_KINDS: frozenset[ToolKind] = frozenset({"write", "edit", "patch"})
+"""Tool kinds whose call changes a file (a shell command may too: :mod:`~.reconstruct.shell`)."""
 Family = Literal["build", "extend", "repair", "qa", "data"]
 FAMILIES: tuple[Family, ...] = get_args(Family)
 """Every task family, in the order of :data:`Family`."""

@@ -71,7 +71,8 @@ class RunOutcome(BaseModel):
     wall_s: float = 0.0
     """Wall time of the command."""
     detail: str = ""
-    """Why the run is an error or timeout, when it is."""
+    """Why the run is an error or timeout, when it is; for a failed run whose report gives a
+    failing test no message (:func:`said`), the runner's telling lines and last lines."""
 
     def failing(self, ignore: Collection[str] = ()) -> list[str]:
         """Names of failed or errored tests, minus ``ignore`` (dropped flaky tests)."""
@@ -111,6 +112,12 @@ def pytest_env(extra_opts: Sequence[str] = ()) -> dict[str, str]:
 def first_line(text: str) -> str:
     """First non-blank line of a message, capped."""
     return text.strip().splitlines()[0][:_MESSAGE_CHARS] if text.strip() else ""
+
+
+def said(message: str) -> bool:
+    """The report gave a failing test a message of its own, not only its element's name
+    (Bun's ``<failure type="Error" />`` for a module that failed to load in a hook)."""
+    return bool(message) and message not in _JUNIT_TAGS
 
 
 def case_outcome(case: ET.Element) -> tuple[TestOutcome, str]:
@@ -186,7 +193,8 @@ def _judge_report(result: RunResult, runner: TestRunner, report: str | None) -> 
     if result.exit_code == 0:
         return _outcome(Outcome.PASS, result, tests or ())
     if tests and any(t.outcome == Outcome.FAIL for t in tests):
-        return _outcome(Outcome.FAIL, result, tests)
+        silent = any(t.outcome in _BAD and not said(t.message) for t in tests)
+        return _outcome(Outcome.FAIL, result, tests, _why(result) if silent else "")
     why = "wrote no report" if tests is None else "reported no failed test"
     detail = f"{runner.name}: exit {result.exit_code}, {why}"
     tail = _why(result)

@@ -46,14 +46,14 @@ from trajforge.verifiers.validate.matrix import TaskFiles, run_matrix
 from trajforge.verifiers.validate.qa_key import judge_keyed
 from trajforge.verifiers.validate.unstated import unstated_interface
 
-JUDGE_VERSION = 7
+JUDGE_VERSION = 8
 """Bumped when the judging rules change (2: coding tasks with unrecovered files are rejected
 as workspace_incomplete before any run; keyed qa; 3: typed evidence, every family through
 :data:`JUDGES`, the teacher's name in every key; 4: keyed qa must fail a guess; 5: a shell
 replay's oracle holds what the commands did, not an environment's built files; 6: hidden tests
 faking the outside world with unstated names are rejected, a change that is only text gets
-its literals emptied as mutants; 7: a module specifier is no string to empty): part of every
-validation cache key."""
+its literals emptied as mutants; 7: a module specifier is no string to empty; 8: a failure a
+report gives no message keeps the runner's words): part of every validation cache key."""
 
 Judge = Callable[[Path, Task, Context], tuple[Task, Validation]]
 """A family's judge: the task as validation leaves it (hidden tests, verifier) and its verdict."""

@@ -1,0 +1,42 @@
+"""Rules for how a turn relates to the assistant's last one: a short reply to its question, a
+"yes, …" that answers it, a correction that restates the work in full, a closing tag question.
+Read by :mod:`.triage` and :mod:`.triage_request`; the other word lists are in
+:mod:`.triage_rules`."""
+
+from __future__ import annotations
+
+import re
+
+REPLY_MAX_WORDS = 15
+REPLY_QUESTIONS = 2
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+"""A turn of at most REPLY_MAX_WORDS words, naming no file or code name (ANCHOR), that answers
+the assistant's question before the thread changed anything ("can leave it" to "`tui-renderer.ts`
+stays, or should it move too? … Should I proceed with these moves?") is part of the thread's
+request; the task states it with the last REPLY_QUESTIONS questions it answers."""
+
+TAG_QUESTION = re.compile(
+    r"(?i)^(?:or (?:do|would|should|can|could|is|are|any|what)\b.*|what do you think|"
+    r"thoughts|any (?:other )?(?:ideas|suggestions|thoughts)|(?:does|do) (?:that|this) "
+    r"(?:make sense|sound (?:good|right|ok))|makes sense|sounds? good|right|ok(?:ay)?|agreed?)"
+    r"\s*\?\s*$"
+)
+"""A closing question that only asks for agreement or alternatives after a statement of what
+to do ("…\n\nor do you have other suggestions?"): the request is the statement."""
+
+RESTATED_ANCHORS = 4
+"""A correction ("no, that's horrible.") followed by this many files, paths or code names or
+more restates the task in full; what follows it is judged as the request."""
+
+ANSWER_WORD = re.compile(r"(?i)^\s*(?:yes|yeah|yep|yup|sure|no|nope|nah)\b[\s,.!:;-]")
+"""A turn opening with an answer to the assistant's question ("yes, in old pi link url as
+666666" after "Should I add a new token like `mdLinkUrl`?")."""
+
+DIRECTIVE = re.compile(
+    r"(?i)^\s*(?:(?:it|this|that|they|the \w+) )?(?:should|must|needs? to|has to|have to)\b|"
+    r"^\s*(?:don'?t|do not|never|always|make|look (?:at|into)|add|remove|fix|use|change|"
+    r"rename|move|update|implement|create|write|refactor|adjust|set|delete|replace|let'?s)\b"
+)
+"""A sentence that asks for a change: a duty ("should be dimmer") or an imperative ("don't
+modify the theme", "look into the footer sources"), not itself a question ("use postgres or
+sqlite?"). A question with one in it is a request."""
