@@ -52,6 +52,13 @@ def _outputs(events: Sequence[Event], first: int, last: int) -> tuple[dict[str, 
     return outputs, read_machine
 
 
+def _last_sentence(text: str) -> str:
+    """The request's last sentence ("are you stupid? what about the tool and user bgs??" →
+    "what about the tool and user bgs??"): a short request that ends in a follow-up has its
+    subject in the previous turn too."""
+    return re.split(r"(?<=[.!?])\s+(?=\S)|\n+", text.strip())[-1]
+
+
 def _not_checkable(found: str) -> str:
     """What a NOT_CHECKABLE_REQUEST match asks: about the assistant or the session itself, or
     for advice, an opinion or a plan."""
@@ -71,7 +78,8 @@ def judge_qa(
         return QaVerdict(
             None, Reason.NO_DELIVERABLE, "not phrased as a question, and no workspace file changed"
         )
-    follow = rules.FOLLOW_UP.match(request)
+    short = len(request.split()) <= 2 * rules.FOLLOW_UP_WORDS
+    follow = rules.FOLLOW_UP.match(request if not short else _last_sentence(request))
     if follow is not None and len((follow.group("rest") or "").split()) <= rules.FOLLOW_UP_WORDS:
         return QaVerdict(
             None,

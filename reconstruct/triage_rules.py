@@ -208,12 +208,14 @@ described, so the deliverable is not in the request."""
 
 DEICTIC = re.compile(
     r"(?i)\b(?:this|that|it|these|those|them|they)\b"
-    r"(?!\s+(?:repo|repository|codebase|project|workspace|folder|directory|app)\b)"
+    r"(?!\s+(?:repo|repository|codebase|project|workspace|folder|directory|app|session|chat|"
+    r"conversation)\b)"
 )
 """Pronouns that may point back into the conversation ("fix it", "undo those"). They dangle
 only in a later, short turn that names no file or identifier (ANCHOR): "Fix the bug in calc.py
 so that the tests pass" is fine, and a session's first request has nothing to point back to
-("… and which setting controls it?"); "this repo" and its like name the workspace."""
+("… and which setting controls it?"); "this repo" and its like name the workspace, "this
+session" the conversation itself (what it asks is judged as a question about it)."""
 
 STRONG_DEICTIC = re.compile(
     r"(?i)\b(?:again|same(?!(?:\s+\w+){0,2}\s+as\b)|previous|earlier|(?:as|like|than) before|"

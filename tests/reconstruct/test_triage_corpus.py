@@ -63,7 +63,7 @@ def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> 
     assert lic.reason == Reason.DOCS_ONLY and "(LICENSE)" in lic.detail
     assert summary.triage["claude-code"].merged >= 1
     asked = {d.text: d.reason for d in drops(summary, "apanloco")}
-    assert asked["when did this session start? at what time?"] == Reason.NOT_SELF_CONTAINED
+    assert asked["when did this session start? at what time?"] == Reason.CONVERSATION
 
 
 def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
@@ -283,3 +283,16 @@ def test_the_detail_says_what_the_request_is_about(
     (program,) = [d for d in drops(summary, "speakfree") if "my system start" in d.text]
     assert program.reason == Reason.LIVE_STATE
     assert program.detail.startswith("is about the machine or a service outside the workspace")
+
+
+def test_a_short_request_ending_in_a_follow_up_and_this_session(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """ "are you fucking stupid? what about the tool and user bgs??" ends in a follow-up whose
+    subject is the previous turn (it read as "asks about the assistant"); "when did this session
+    start?" names what "this" is: the session, about which the workspace states nothing."""
+    _, summary = corpus
+    (bgs,) = [d for d in drops(summary, "large-session") if "user bgs" in d.text]
+    assert bgs.reason == Reason.NOT_SELF_CONTAINED and bgs.detail.startswith("a follow-up")
+    (start,) = [d for d in drops(summary, "apanloco") if "this session start" in d.text]
+    assert start.reason == Reason.CONVERSATION and "refers back" not in start.detail
