@@ -57,3 +57,21 @@ def test_a_failing_check_keeps_its_output_and_says_whose_fault() -> None:
     found, _, _ = judge_oracle([_failed(own)], missing=0)
     assert found[-1].reason == Reason.ORACLE_FAILS and own in found[-1].detail
     assert found[-1].detail.startswith("oracle fails: `npm run check` exits 1; output ends:")
+
+
+def test_an_own_file_that_cannot_load_in_an_incomplete_workspace_is_workspace_incomplete() -> None:
+    """pi-mono's file-move task (`tools -> core/tools`, …): 41 files its shell moves changed
+    could not be recovered, and vitest could not load `./storage.js`. That is the workspace's
+    loss, not an oracle that fails (and no teacher round can fix it); with every file
+    recovered the same output is the oracle's."""
+    tail = (
+        "FAIL  test/compaction.hidden.test.ts [ test/compaction.hidden.test.ts ]\n"
+        "Error: Cannot find module './storage.js' imported from "
+        "'/workspace/packages/coding-agent/src/core/oauth/anthropic.ts'"
+    )
+    assert blame(tail, missing=41) == Reason.WORKSPACE_INCOMPLETE
+    assert blame(tail) == Reason.ORACLE_FAILS
+    assert blame("sh: 1: tsgo: not found", missing=3) == (Reason.ENVIRONMENT_UNAVAILABLE)
+    found, _, _ = judge_oracle([_failed(tail)], missing=41)
+    assert found[-1].reason == Reason.WORKSPACE_INCOMPLETE
+    assert "41 files the session touched could not be recovered" in found[-1].detail

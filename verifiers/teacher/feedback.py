@@ -16,12 +16,15 @@ from trajforge.records import Control, MutantVerdict, Outcome, Reason, Validatio
 _WALL = (
     re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|µs|us|ns)\b"),  # 3848.34749ms, 1.2 s
     re.compile(r"\b(duration_ms|time|duration|elapsed|took)([:=]?\s*)\d+(?:\.\d+)?", re.I),
+    re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b"),  # vitest's "Start at  17:19:33"
 )
 
 
 def steady(text: str) -> str:
-    """``text`` with wall times blanked (``…ms`` / ``…s`` / ``duration_ms …`` read ``<t>``)."""
+    """``text`` with wall times and clock times blanked (``…ms`` / ``…s`` / ``duration_ms …`` /
+    ``17:19:33`` read ``<t>``)."""
     text = _WALL[0].sub("<t>", text)
+    text = _WALL[2].sub("<t>", text)
     return _WALL[1].sub(lambda m: f"{m.group(1)}{m.group(2)}<t>", text)
 
 

@@ -53,10 +53,22 @@ def telling_lines(output: str) -> list[str]:
     return [line[:300] for line in found[:MAX_TELLING]]
 
 
-def blame(tail: str) -> Reason:
-    """The closed reason of an oracle run that failed with this output tail."""
+OWN_FILE = re.compile(
+    r"Cannot find module '\.{1,2}/[^']+'|"
+    r"Failed to (?:resolve|load) (?:import|url) \"?\.{1,2}/|"
+    r"No such file or directory",
+)
+"""One of the task's own files (a relative import) cannot be loaded."""
+
+
+def blame(tail: str, missing: int = 0) -> Reason:
+    """The closed reason of an oracle run that failed with this output tail; ``missing``: how
+    many files the session touched replay could not recover (a load of one of the task's own
+    files then fails because the workspace is incomplete, not the oracle)."""
     if TOOLCHAIN.search(tail):
         return Reason.ENVIRONMENT_UNAVAILABLE
+    if missing and OWN_FILE.search(tail):
+        return Reason.WORKSPACE_INCOMPLETE
     if DEPENDENCY.search(tail):
         return Reason.ENVIRONMENT_BUILD_FAILED
     return Reason.ORACLE_FAILS

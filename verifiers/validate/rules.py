@@ -91,7 +91,7 @@ def judge_oracle(runs: Sequence[RunOutcome], missing: int) -> tuple[list[Finding
         if missing:
             why += f"; {missing} files the session touched could not be recovered"
         tail = runs[0].detail if runs[0].status != Outcome.TIMEOUT else ""
-        who = blame(tail) if tail else Reason.ORACLE_FAILS
+        who = blame(tail, missing) if tail else Reason.ORACLE_FAILS
         head = "oracle fails" if who == Reason.ORACLE_FAILS else f"{who}: oracle run fails"
         last = finding(who, f"{head}: {why}" + (f"; output ends:\n{tail}" if tail else ""))
     return [*found, last], dropped, ok

@@ -53,7 +53,8 @@ as workspace_incomplete before any run; keyed qa; 3: typed evidence, every famil
 replay's oracle holds what the commands did, not an environment's built files; 6: hidden tests
 faking the outside world with unstated names are rejected, a change that is only text gets
 its literals emptied as mutants; 7: a module specifier is no string to empty; 8: a failure a
-report gives no message keeps the runner's words): part of every validation cache key."""
+report gives no message keeps the runner's words; an own file that cannot load where files were
+not recovered is workspace_incomplete): part of every validation cache key."""
 
 Judge = Callable[[Path, Task, Context], tuple[Task, Validation]]
 """A family's judge: the task as validation leaves it (hidden tests, verifier) and its verdict."""
