@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from trajforge.records.base import (
         ANSWER_FAMILIES,
+        CHANGE_KINDS,
         CODE_FAMILIES,
         FAMILIES,
         FROZEN,
@@ -129,7 +130,6 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(
         (
             "ANSWER_FAMILIES",
-            "CHANGE_KINDS",
             "CHANGE_KINDS",
             "CODE_FAMILIES",
             "EventKind",
@@ -267,6 +267,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ANSWER_FAMILIES",
+    "CHANGE_KINDS",
     "CODE_FAMILIES",
     "FAMILIES",
     "FROZEN",
