@@ -108,8 +108,11 @@ def run_command(run: CheckRun, root: str | None) -> str | None:
 
 
 def _texts(state: Replay) -> Iterator[str]:
-    """The last known content of every file the session knew."""
-    for versions in state.history.values():
+    """The last known content of every source file the session knew (its code's identifiers;
+    not a lockfile's or a JSON document's keys)."""
+    for path, versions in state.history.items():
+        if not is_source(path):
+            continue
         content = next((v.content for v in reversed(versions) if v.content), None)
         if content is not None:
             yield content

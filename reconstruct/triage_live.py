@@ -11,6 +11,7 @@ lists are in :mod:`.triage_rules_work`.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 from collections.abc import Sequence
@@ -205,9 +206,12 @@ def _succeeded(events: Sequence[Event], index: int) -> bool:
     call_id = events[index].call_id
     return any(
         e.kind == "tool_result" and e.call_id == call_id and not e.is_error
-        for e in events[index + 1 :]
+        for e in itertools.islice(events, index + 1, None)
     )
 
+
+_PATH_WORD = re.compile(r"(?<![\w.$-])(?:~/|/)[^\s'\"|;&)<>]+")
+"""Absolute or home paths a command names, read before parsing it."""
 
 READ_ARGUMENTS = ("path", "file_path", "filePath", "dir", "directory")
 """Arguments of a file, list or search tool (``Glob``, ``LS``, ``grep``) that name where it
@@ -222,6 +226,9 @@ def _read_outside(event: Event, roots: Roots) -> str | None:
     if not roots.main or event.tool_kind in CHANGE_KINDS:
         return None
     if event.tool_kind == "shell":
+        named_paths = _PATH_WORD.findall(event.command or "")
+        if all(p.startswith("/dev/") or roots.inside(p) for p in named_paths):
+            return None  # every path it names is the workspace's (most commands): no parse
         named = [w for argv in programs(event.command or "") if argv[0] != "cd" for w in argv[1:]]
     else:
         args = [event.arguments.get(k) for k in READ_ARGUMENTS]
