@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trajforge.reconstruct import triage_rules_qa as rules
+from trajforge.reconstruct import triage_rules_turns as turns
 from trajforge.reconstruct.facts import Grounds, answer_key, focus_of
 from trajforge.reconstruct.shell import is_mutating
 from trajforge.reconstruct.triage_live import live_command, machine_reader
@@ -52,13 +53,6 @@ def _outputs(events: Sequence[Event], first: int, last: int) -> tuple[dict[str, 
     return outputs, read_machine
 
 
-def _last_sentence(text: str) -> str:
-    """The request's last sentence ("are you stupid? what about the tool and user bgs??" →
-    "what about the tool and user bgs??"): a short request that ends in a follow-up has its
-    subject in the previous turn too."""
-    return re.split(r"(?<=[.!?])\s+(?=\S)|\n+", text.strip())[-1]
-
-
 def _not_checkable(found: str) -> str:
     """What a NOT_CHECKABLE_REQUEST match asks: about the assistant or the session itself, or
     for advice, an opinion or a plan."""
@@ -78,8 +72,11 @@ def judge_qa(
         return QaVerdict(
             None, Reason.NO_DELIVERABLE, "not phrased as a question, and no workspace file changed"
         )
-    short = len(request.split()) <= 2 * rules.FOLLOW_UP_WORDS
-    follow = rules.FOLLOW_UP.match(request if not short else _last_sentence(request))
+    follow = rules.FOLLOW_UP.match(request)
+    if follow is None and len(request.split()) <= 2 * rules.FOLLOW_UP_WORDS:
+        # "are you stupid? what about the tool and user bgs??": a short request that ends in
+        # a follow-up has its subject in the previous turn too
+        follow = rules.FOLLOW_UP.match(turns.SENTENCE_END.split(request.strip())[-1])
     if follow is not None and len((follow.group("rest") or "").split()) <= rules.FOLLOW_UP_WORDS:
         return QaVerdict(
             None,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
@@ -29,23 +30,21 @@ class Known:
     paths: Collection[str]
     texts: Callable[[], Iterable[str]] = lambda: ()
     """The files' known contents."""
-    _names: frozenset[tuple[str, ...]] | None = field(default=None, repr=False)
 
+    @cached_property
     def names(self) -> frozenset[tuple[str, ...]]:
         """Every identifier of two to four word parts, as its lowercased parts."""
-        if self._names is None:
-            self._names = frozenset(
-                parts
-                for text in self.texts()
-                for ident in set(rules.CODE_NAME.findall(text))
-                if 2 <= len(parts := _parts(ident)) <= rules.CODE_NAME_PARTS
-            )
-        return self._names
+        return frozenset(
+            parts
+            for text in self.texts()
+            for ident in set(rules.CODE_NAME.findall(text))
+            if 2 <= len(parts := _parts(ident)) <= rules.CODE_NAME_PARTS
+        )
 
     def names_in_words(self, prose: str) -> bool:
         """The request names one of the code's identifiers in words, in a row."""
         said = [w.lower() for w in re.findall(r"[A-Za-z]+", prose)]
-        names = self.names()
+        names = self.names
         for size in range(2, rules.CODE_NAME_PARTS + 1):
             for at in range(len(said) - size + 1):
                 run = said[at : at + size]
