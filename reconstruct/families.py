@@ -22,7 +22,7 @@ from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads
 from trajforge.reconstruct.triage_live import Roots, live_reason, session_roots, workspace_command
 from trajforge.reconstruct.triage_request import Known, host_paths
 from trajforge.reconstruct.triage_text import english
-from trajforge.records import CHANGE_KINDS, AnswerKey, Event, Family, Reason
+from trajforge.records import CHANGE_KINDS, AnswerKey, CutOff, Event, Family, Reason
 
 NEAR_EMPTY_FILES = 2
 OUTPUT_TAIL_LINES = 30
@@ -118,10 +118,11 @@ def _texts(state: Replay) -> Iterator[str]:
             yield content
 
 
-def candidates(events: Sequence[Event], state: Replay) -> Found:
-    """Every candidate a session yields (one per kept thread plus one per fail→pass pair)."""
+def candidates(events: Sequence[Event], state: Replay, cut_offs: Sequence[CutOff] = ()) -> Found:
+    """Every candidate a session yields (one per kept thread plus one per fail→pass pair);
+    ``cut_offs``: the session's turns the harness recorded as cut off."""
     runs = check_runs(events)
-    triaged = threads_of(events)
+    triaged = threads_of(events, cut_offs)
     roots = session_roots(events, state.root)
     drops = list(triaged.drops)
     found: list[Candidate] = []

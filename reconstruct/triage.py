@@ -30,7 +30,7 @@ from trajforge.reconstruct.triage_text import (
     unspaced_ack,
     word_count,
 )
-from trajforge.records import CHANGE_KINDS, Event, Reason
+from trajforge.records import CHANGE_KINDS, CutOff, Event, Reason
 
 PREVIEW = 160
 
@@ -70,6 +70,9 @@ class Thread:
     asked: str = ""
     """The request with each reply after the assistant's question it answers (what a task
     states); '' when no turn replied to a question. ``request`` leaves replies out."""
+    cut_off: str | None = None
+    """How the harness recorded the thread's last turn as cut off (aborted, an API failure)
+    when nothing the assistant said came after it; None when it finished."""
 
     @property
     def instruction(self) -> str:
@@ -190,8 +193,9 @@ def _last_assistant(events: Sequence[Event], first: int, last: int) -> str:
     return ""
 
 
-def threads_of(events: Sequence[Event]) -> Triage:
-    """Fold a session's turns into threads; harness-only turns without a thread are drops."""
+def threads_of(events: Sequence[Event], cut_offs: Sequence[CutOff] = ()) -> Triage:
+    """Fold a session's turns into threads; harness-only turns without a thread are drops.
+    ``cut_offs``: the session's turns the harness recorded as cut off."""
     turns = _turns(events)
     threads: list[Thread] = []
     drops: list[Drop] = []
@@ -225,7 +229,19 @@ def threads_of(events: Sequence[Event]) -> Triage:
             )
             continue
         threads.append(Thread(turn.index, last, turn.text, attachment=turn.attachment))
+    for thread in threads:
+        thread.cut_off = _cut_off(events, cut_offs, thread)
     return Triage(threads, drops, merged)
+
+
+def _cut_off(events: Sequence[Event], cut_offs: Sequence[CutOff], thread: Thread) -> str | None:
+    """The failure of the thread's last cut-off turn when the assistant said nothing after it."""
+    inside = [c for c in cut_offs if thread.first <= c.after <= thread.last]
+    if not inside:
+        return None
+    after = events[inside[-1].after + 1 : thread.last + 1]
+    said = any(e.kind == "assistant" and e.text.strip() for e in after)
+    return None if said else inside[-1].failure
 
 
 def _replied(events: Sequence[Event], current: Thread, turn: Turn) -> str | None:
@@ -277,6 +293,14 @@ def harness_error(answer: str) -> str | None:
     return m.group(0) if m else None
 
 
+def _cut_short(events: Sequence[Event], thread: Thread, changed: bool) -> str | None:
+    """Why a thread cut off before it changed a file or ran a command that may have is no
+    task (what it said before the cut is no answer), or None."""
+    if thread.cut_off is None or changed or _touched(events, thread.first, thread.last):
+        return None
+    return f"the turn was cut off before it delivered anything: {thread.cut_off!r}"
+
+
 def _touched(events: Sequence[Event], first: int, last: int) -> bool:
     """The thread wrote, edited or patched a file or ran a command that may change files
     (whether or not replay could tell what changed)."""
@@ -318,6 +342,8 @@ def judge(
         return drop(Reason.LIVE_STATE, "refers to a file attached from outside the workspace")
     edits = changed(thread.first, thread.last)
     moved = moved_work(events, thread.first, thread.last, roots)
+    if (cut := _cut_short(events, thread, edits or moved is not None)) is not None:
+        return drop(Reason.HARNESS_ERROR, cut)
     left: Left = "changes" if edits or moved is not None else "answer" if answer else "nothing"
     live = live_reason(events, thread.first, thread.last, thread.request, roots, left)
     if live is not None:

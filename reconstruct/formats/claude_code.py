@@ -39,6 +39,7 @@ from trajforge.reconstruct.formats.claude_code_tools import (
 )
 from trajforge.reconstruct.inputs import file_hash, iter_json_lines, json_line
 from trajforge.records import (
+    CutOff,
     Event,
     GitInfo,
     ParseWarning,
@@ -70,7 +71,10 @@ BOOKKEEPING = frozenset(
         "agent-name",
     }
 )
-SKIPPED_USER_PREFIXES = ("<command-", "<local-command-", "Caveat: ", "[Request interrupted")
+SKIPPED_USER_PREFIXES = ("<command-", "<local-command-", "Caveat: ")
+INTERRUPTED = "[Request interrupted"
+"""Claude Code's user-role note that the person stopped the turn ("[Request interrupted by
+user]", "… for tool use]"): kept as a ``CutOff``, not as the person's words."""
 
 Record = tuple[int, dict[str, Any]]
 
@@ -244,6 +248,7 @@ def _build_session(path: Path, records: list[Record], warnings: list[ParseWarnin
         events=tuple(builder.events),
         warnings=tuple(warnings),
         skipped=builder.skipped,
+        cut_offs=tuple(builder.cut_offs),
     )
 
 
@@ -293,6 +298,7 @@ class _EventBuilder:
         self.source = source
         self.skipped = skipped
         self.events: list[Event] = []
+        self.cut_offs: list[CutOff] = []
         self.model: str | None = None
         self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
         self.originals: dict[str, tuple[int, str]] = {}
@@ -386,7 +392,10 @@ class _EventBuilder:
             if kind == "tool_result":
                 self.tool_result(line, rec, block)
             elif kind == "text" and isinstance(block.get("text"), str):
-                if block["text"].lstrip().startswith(SKIPPED_USER_PREFIXES):
+                if block["text"].lstrip().startswith(INTERRUPTED):
+                    failure = block["text"].strip().strip("[]")
+                    self.cut_offs.append(CutOff(after=len(self.events) - 1, failure=failure))
+                elif block["text"].lstrip().startswith(SKIPPED_USER_PREFIXES):
                     _count(self.skipped, "user:command")
                 else:
                     texts.append(block["text"])

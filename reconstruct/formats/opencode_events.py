@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from trajforge.records import Edit, Event, ParseWarning, Session, SessionHeader, SourcePos
+from trajforge.records import CutOff, Edit, Event, ParseWarning, Session, SessionHeader, SourcePos
 
 HARNESS = "opencode"
 TOOL_KINDS = {
@@ -57,6 +57,7 @@ def created_ms(info: Json) -> int:
 def build_session(raw: RawSession) -> Session:
     """Normalise a session's messages and parts into events."""
     events: list[Event] = []
+    cut_offs: list[CutOff] = []
     skipped: Counter[str] = Counter()
     for message in raw.messages:
         role = message.info.get("role")
@@ -64,6 +65,8 @@ def build_session(raw: RawSession) -> Session:
             events.extend(_user_events(message, skipped))
         elif role == "assistant" and message.info.get("summary") is not True:
             events.extend(_assistant_events(message, skipped))
+            if (failure := _failure(message.info.get("error"))) is not None:
+                cut_offs.append(CutOff(after=len(events) - 1, failure=failure))
         else:
             skipped["summary-message" if role == "assistant" else f"message:{role}"] += 1
     return Session(
@@ -71,6 +74,7 @@ def build_session(raw: RawSession) -> Session:
         events=tuple(events),
         warnings=tuple(raw.warnings),
         skipped=dict(skipped),
+        cut_offs=tuple(cut_offs),
     )
 
 
@@ -137,6 +141,15 @@ def _assistant_events(message: RawMessage, skipped: Counter[str]) -> list[Event]
         else:
             skipped[str(kind)] += 1
     return events
+
+
+def _failure(error: object) -> str | None:
+    """opencode's ``info.error`` of a cut-off message (``{"name": "MessageAbortedError",
+    "data": {"message": "The operation was aborted."}}``) as ``name: message``."""
+    if not isinstance(error, dict):
+        return None
+    name, said = _str(error.get("name")), _str(_dict(error.get("data")).get("message"))
+    return ": ".join(part for part in (name, said) if part) or None
 
 
 def tool_events(part: Json, pos: SourcePos) -> list[Event]:

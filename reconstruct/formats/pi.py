@@ -346,6 +346,7 @@ def _session(
         events=tuple(builder.events),
         warnings=(*warnings, *builder.warnings),
         skipped=builder.skipped,
+        cut_offs=tuple(builder.cut_offs),
     )
 
 

@@ -20,11 +20,13 @@ from trajforge.reconstruct.formats.pi_tools import (
     str_or_none,
     texts,
 )
-from trajforge.records import Event, ParseWarning, SourcePos
+from trajforge.records import CutOff, Event, ParseWarning, SourcePos
 
 TOOL_KINDS = {"read": "read", "write": "write", "edit": "edit", "bash": "shell"}
 _NO_CALL: tuple[None, None, dict[str, Any]] = (None, None, {})
 _MESSAGE_GIVEN = given("text")
+CUT_OFF = frozenset({"aborted", "error"})
+"""pi's ``stopReason`` of an assistant message that was cut off (``errorMessage`` says how)."""
 _new_fields = EVENT_FIELDS.copy
 
 
@@ -42,6 +44,7 @@ class EventBuilder:
         self.source = source
         self.warnings: list[ParseWarning] = []
         self.events: list[Event] = []
+        self.cut_offs: list[CutOff] = []
         self.skipped: dict[str, int] = {}
         self.model: str | None = None
         self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
@@ -112,6 +115,9 @@ class EventBuilder:
                 said.append(text)
         if said:
             self.message(line, "assistant", "\n".join(said))
+        failure = message.get("errorMessage")
+        if message.get("stopReason") in CUT_OFF and isinstance(failure, str) and failure:
+            self.cut_offs.append(CutOff(after=len(self.events) - 1, failure=failure))
 
     def tool_call(self, line: int, block: dict[str, Any]) -> None:
         name, call_id, args = block.get("name"), block.get("id"), block.get("arguments")

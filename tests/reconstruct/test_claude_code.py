@@ -158,7 +158,11 @@ def test_repair_refusal_failure_read_and_original_file() -> None:
     assert by_call(session, "toolu_r5")[1].exit_code == 0
     users = [e.text for e in session.events if e.kind == "user"]
     assert users == [SCENARIOS[1].request, "pytest is already installed; just run the tests."]
-    assert session.skipped == {"file-history-snapshot": 1, "user:command": 1}
+    assert session.skipped == {"file-history-snapshot": 1}
+    # the interruption is the harness's record of a cut-off turn, not the person's words
+    (cut,) = session.cut_offs
+    assert cut.failure == "Request interrupted by user for tool use"
+    assert session.events[cut.after] == refused  # the tool call the person refused
 
 
 def test_extend_follows_the_edited_prompt_not_the_abandoned_branch() -> None:

@@ -119,6 +119,10 @@ def test_large_session_counts() -> None:
     codes = Counter(e.exit_code for e in results(s, "shell"))
     assert codes == {0: 173, 1: 14, 2: 3, None: 2}  # 2 x "Command aborted"
     assert s.skipped == {"model_change": 1, "thinking_level_change": 103}
+    # 21 messages stopped with "aborted" (the person pressed Escape), one "error" ("terminated")
+    cut = Counter(c.failure for c in s.cut_offs)
+    assert cut == {"Request was aborted.": 20, "Request was aborted": 1, "terminated": 1}
+    assert [c.after for c in s.cut_offs] == sorted(c.after for c in s.cut_offs)
 
 
 @needs_corpus

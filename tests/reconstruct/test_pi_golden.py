@@ -7,7 +7,8 @@ print the new digests with ``python tests/reconstruct/test_pi_golden.py`` and pa
 
 The digest covers each item's ``model_dump_json(exclude_defaults=True)`` (a field added to a
 record with a default leaves it alone), the input's path replaced by ``<input>``, and each
-record's ``model_fields_set``.
+record's ``model_fields_set``. Session 21 re-pinned the inputs with aborted turns: they gained
+``Session.cut_offs`` and nothing else (their digests without that field were unchanged).
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ needs_corpus = pytest.mark.skipif(
 )
 
 GOLDEN = {
-    "before-compaction.jsonl": "55fccde216ea785f27dd4f28bf93fb62505102b59cdc6cfd339e5d6386bb07b3",
-    "large-session.jsonl": "ff7445f1bf3249d6fd69df75f3e918a9265860a53dbd317a10408fcd8b57cea2",
+    "before-compaction.jsonl": "401d9e8da4f1aea2c77284c26d4af5a0bb27b4462e1708453a24bfd5f0838cbc",
+    "large-session.jsonl": "e04441ffe1dbeb81acc399ae11062addda9eda972bee26827ac6436ae27f7989",
     "session.jsonl": "4af912b4dcbbb0772ea5f9940da86bfa5a3c754599a456466a8d1b8dc492fcef",
     "build.jsonl": "75f2b1a3d9a786cc1574b32ba369fc4426c905f16a88a8aa8225ff3b54790048",
     "extend.jsonl": "5483e75a7df9d801943e181db830832e2bb3d18b387535de89642107e8649379",
@@ -47,13 +48,13 @@ GOLDEN = {
     "repair.jsonl": "7806ba6d8bbf12128536c924a4f0b7bd9c7910f1950e8eaae5d6763f346dd352",
     "v3.jsonl.gz": "02a0e05f4d0d7f4b6673b4253dc4e9a511fd24397947d5d567d5603bc071da80",
     "headless-v3.jsonl": "bbb6d52202e494166bf4303d8d658102528e53a1e03defd7637a35153e32fe20",
-    "headless-v1.jsonl": "ff26c3325beb05691fbd9616e754e8932365fd782465e99ceef97104b6fcc9a0",
+    "headless-v1.jsonl": "3dd779bbe3ec3deb8b6213e3117ff0316614fd0019052dedc82b3eff6f18e2dd",
     "garbage.jsonl": "b35786baba57528d60e8e631e107713850210707eaae07331a0b26266f973652",
     "bad-utf8.jsonl": "12c20d3dad2fd6c0ba1dc0a58460995654eb4c8a5ca262cc0e57abfd2b131ac7",
     "truncated.jsonl": "2e0c50b68444ad40ecfca9e72869e9da926499c07770a055f153141cbb6b278c",
-    "two-headers.jsonl": "c77b56982ff530764a34a2f63dafe3ff3ec7f77983ebf57cde11c40f9c63db93",
-    "crlf-v1.jsonl": "ebae3e748a52764420e48c9c00aea107ece636f8384df332b0c991440356e069",
-    "stray-line.jsonl": "4b8515cf2cda4aff96bb6b96c65d503dd469e63d59bcf2a61c87317ce32b9afd",
+    "two-headers.jsonl": "af63afed96a5d58bbfc97c1572910d8bcda0a00cbe31ab0cfa141f38afc481bb",
+    "crlf-v1.jsonl": "e42cf8c1d69134883d66425f264b1fd37be21a1256225e03f60449657020b09e",
+    "stray-line.jsonl": "872668c1c3437241b7eb1da8d8b2efe7e86afea4b5f5ed368de06e6c058524dc",
     "fork-at-end.jsonl": "79673918118dd1c1c3041acdc9198b357214d1eae5aeec60058d8a42dd1cc771",
     "fork-in-middle.jsonl": "e64ffb439fb0911162ee8d57dffd5f4c034f432f8499c33edb6c2902dcc2d949",
     "missing-parent.jsonl": "622ac37acb3f8fa673901c6378cb3b1703d8ce9c48b067db43969db09a38802e",

@@ -296,3 +296,21 @@ def test_a_short_request_ending_in_a_follow_up_and_this_session(
     assert bgs.reason == Reason.NOT_SELF_CONTAINED and bgs.detail.startswith("a follow-up")
     (start,) = [d for d in drops(summary, "apanloco") if "this session start" in d.text]
     assert start.reason == Reason.CONVERSATION and "refers back" not in start.detail
+
+
+def test_a_turn_cut_off_before_it_delivered_anything_is_a_harness_error(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """dark-factory's "Whats broken with it ?" (opencode: the reply is a message whose
+    ``info.error`` is MessageAbortedError) and pi-mono's "i don't tink the component invalidate
+    works correctly…" (pi: ``stopReason: aborted``, "Request was aborted.") changed nothing and
+    answered nothing because the person stopped them: harness_error, not no_deliverable."""
+    _, summary = corpus
+    (broken,) = [d for d in drops(summary, "nimble-pixel") if d.text.startswith("Whats broken")]
+    assert broken.reason == Reason.HARNESS_ERROR
+    assert broken.detail == (
+        "the turn was cut off before it delivered anything: "
+        "'MessageAbortedError: The operation was aborted.'"
+    )
+    (theme,) = [d for d in drops(summary, "large-session") if "invalidate works" in d.text]
+    assert theme.reason == Reason.HARNESS_ERROR and "'Request was aborted.'" in theme.detail

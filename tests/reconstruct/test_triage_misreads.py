@@ -13,6 +13,7 @@ import pytest
 from trajforge.reconstruct.families import Found, candidates, is_source
 from trajforge.reconstruct.replay import replay
 from trajforge.reconstruct.triage import clean, is_ack
+from trajforge.records import CutOff
 
 from .events import Script
 
@@ -437,3 +438,40 @@ def test_a_short_follow_up_that_names_the_code_in_words_is_kept() -> None:
         s.user(request).read("theme.ts", theme).edit("theme.ts", "'low'", "'high'")
         found = run(s.say("Done."))
         assert (len(found.candidates) == 2) is kept, request
+
+
+# --- a turn the harness recorded as cut off ----------------------------------------------
+
+
+def _cut(s: Script, failure: str = "Request was aborted") -> CutOff:
+    """A cut-off recorded after the script's last event so far."""
+    return CutOff(after=len(s.events) - 1, failure=failure)
+
+
+def test_a_turn_cut_off_before_it_delivered_anything_is_a_harness_error() -> None:
+    # was: no_deliverable "no file changed and no final answer" (opencode's MessageAbortedError,
+    # pi's errorMessage are message metadata, no text), or a reason about its words
+    s = Script().user("Whats broken with the parser in calc.py ?").read("calc.py", CALC)
+    cut = _cut(s, "MessageAbortedError: The operation was aborted.")
+    found = candidates(s.events, replay(s.events, "/w"), [cut])
+    assert [(d.reason.value, d.detail) for d in found.drops] == [
+        ("harness_error", "the turn was cut off before it delivered anything: "
+         "'MessageAbortedError: The operation was aborted.'"),
+    ]  # fmt: skip
+    # what it said before the cut is no answer: "Let me look" is not kept as a QA answer
+    s = Script().user("What does add() in calc.py return?").say("Let me look at calc.py.")
+    found = candidates(s.events, replay(s.events, "/w"), [_cut(s)])
+    assert reasons(found) == ["harness_error"]
+
+
+def test_work_done_before_the_cut_or_after_a_continue_is_still_the_task() -> None:
+    s = Script().user("Add a sub(a, b) function to calc.py").read("calc.py", CALC)
+    s.edit("calc.py", "return a + b\n", SUB)
+    cut = _cut(s)  # stopped after the edit: the change is there
+    assert families(candidates(s.events, replay(s.events, "/w"), [cut])) == ["extend"]
+    s = Script().user("What does add() in calc.py return?")
+    cut = _cut(s)  # stopped, then "continue": the turn that finished is the thread's last
+    s.user("continue").read("calc.py", CALC).say("add() returns `a + b`, the sum.")
+    found = candidates(s.events, replay(s.events, "/w"), [cut])
+    assert families(found) == ["qa"], found.drops
+    assert reasons(candidates(s.events, replay(s.events, "/w"), [_cut(s)])) == ["harness_error"]

@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     )
     from trajforge.records.rollout import Budget, GuardBlock, Rollout, RolloutStatus
     from trajforge.records.session import (
+        CutOff,
         Edit,
         Event,
         GitInfo,
@@ -189,6 +190,7 @@ _WHERE: dict[str, str] = {
     **dict.fromkeys(("Budget", "GuardBlock", "Rollout", "RolloutStatus"), "rollout"),
     **dict.fromkeys(
         (
+            "CutOff",
             "Edit",
             "Event",
             "GitInfo",
@@ -285,6 +287,7 @@ __all__ = [
     "Control",
     "ControlCell",
     "ControlId",
+    "CutOff",
     "DataEvidence",
     "DatasetManifest",
     "DatasetOrigin",

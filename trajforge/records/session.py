@@ -133,6 +133,17 @@ class ParseWarning(BaseModel):
     """What was wrong."""
 
 
+class CutOff(BaseModel):
+    """A turn the harness recorded as cut off: the person aborted it, or the API failed."""
+
+    model_config = FROZEN
+
+    after: int
+    """Index of the session's last event before the cut (-1: before any event)."""
+    failure: str
+    """The harness's words for it ("Request was aborted", "MessageAbortedError: …")."""
+
+
 class Session(Record):
     """A parsed session: header and events along the conversation path."""
 
@@ -144,6 +155,9 @@ class Session(Record):
     """Records skipped as unreadable."""
     skipped: dict[str, int] = Field(default_factory=dict)
     """Counts of known-but-unused and unknown record types, by type name."""
+    cut_offs: tuple[CutOff, ...] = ()
+    """Turns the harness recorded as cut off, where they stopped (kept beside the events, so
+    the events' indices, and the ids of tasks made from them, do not move)."""
 
 
 class TriageDrop(BaseModel):
