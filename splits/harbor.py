@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from trajforge.reconstruct.families import is_source
 from trajforge.records import ANSWER_FAMILIES, Status
 from trajforge.splits.harbor_env import (
     checker_files,
@@ -199,9 +200,17 @@ def _foreign_configs() -> str:
 def _check_files(item: LoadedTask, command: str) -> list[PackedFile]:
     """The oracle's files that are the check's own — its tests, start-up files and runner
     configuration (``vitest.config.ts``, ``package.json``, ``conftest.py``, the scripts the
-    command names): test.sh lays them over /app with the hidden tests, as ``verify`` takes
-    them from the task, so a solution cannot decide its own reward through them."""
-    return [f for f in item.folders.get("oracle", ()) if runner_kind(f.path, command) != "source"]
+    command names), and the documentation, configuration and data the reference left as the
+    start had it (a theme's JSON): test.sh lays them over /app with the hidden tests, as
+    ``verify`` takes them from the task, so a solution cannot decide its own reward through
+    them."""
+    start = {(f.path, f.content) for f in item.folders.get("workspace", ())}
+    return [
+        f
+        for f in item.folders.get("oracle", ())
+        if runner_kind(f.path, command) != "source"
+        or (not is_source(f.path) and (f.path, f.content) in start)
+    ]
 
 
 def _after_builds(item: LoadedTask, command: str) -> str:

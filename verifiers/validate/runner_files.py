@@ -18,6 +18,10 @@ boundary (``verify``, training, eval):
   newly reach into the runner (the check scores 0 without running, and says what it found);
 - **source files** likewise must not newly reach into the runner: ``_pytest``, ``PYTEST_*``,
   the JUnit report, ``TestReport``, hook names, exiting the process at import;
+- **documentation, configuration and data** that is not the runner's (``theme.json``, a
+  fixture ``.csv``, ``README.md``) and that the reference left as the start had it is the
+  task's: the solution's version is set aside (a file the reference changed stays the
+  solution's, as does a new one);
 - **caches** (``__pycache__``, ``.pytest_cache``, ``node_modules``, ...) are left out.
 """
 
@@ -33,7 +37,7 @@ from typing import Literal
 
 import orjson
 
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.families import is_source, is_test_file
 
 RunnerKind = Literal["test", "startup", "config", "script", "source"]
 STARTUP_PACKAGES = frozenset({"pytest", "_pytest", "pluggy"})
@@ -102,8 +106,8 @@ class Screened:
     files: dict[str, str]
     """The workspace the check runs on."""
     set_aside: tuple[str, ...]
-    """Solution files that are tests or start-up files and differ from the task's: the task's
-    version ran (or none, where the task has none)."""
+    """Solution files that are tests, start-up files or fixtures the reference left alone and
+    differ from the task's: the task's version ran (or none, where the task has none)."""
     tampering: tuple[str, ...]
     """``path: what it says`` for each solution file that newly reaches into the runner: the
     check must not run."""
@@ -134,7 +138,7 @@ def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
         if _cache(path):
             continue
         kind = "test" if path in task.hidden else runner_kind(path, task.command)
-        if kind in ("test", "startup"):
+        if kind in ("test", "startup") or _fixture(task, path, kind):
             if owned.get(path) != text:
                 set_aside.append(path)
             continue
@@ -146,6 +150,16 @@ def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
         if path in task.hidden or runner_kind(path, task.command) in ("test", "startup"):
             files[path] = text
     return Screened(files, tuple(set_aside), tuple(tampering))
+
+
+def _fixture(task: TaskView, path: str, kind: RunnerKind) -> bool:
+    """Documentation, configuration or data (what triage calls no coding work, not the
+    runner's own configuration) that the reference left as the start had it: the task's. A
+    solution that recolours a theme file its task says to leave alone, to pass tests that read
+    the colour through it, is judged on its code."""
+    if kind != "source" or is_source(path) or path not in task.start:
+        return False
+    return task.oracle.get(path) == task.start[path]
 
 
 def _tampers(kind: RunnerKind, path: str, text: str, before: list[str]) -> str | None:
