@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
 
 from trajforge.records import Event
@@ -52,3 +53,13 @@ def confine(path: str, root: str | None) -> str:
     if rel in (".", "") or rel == ".." or rel.startswith("../"):
         raise PathViolation(f"path {path!r} escapes the workspace")
     return rel
+
+
+HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)")
+
+
+def home_of(root: str | None) -> str | None:
+    """The home folder a workspace root lies in (``/Users/me``, ``/home/me``, ``/root``): what
+    the session's ``~`` stands for; None when the root is elsewhere."""
+    m = HOME.match(root or "")
+    return m.group(1) if m else None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
 from trajforge.reconstruct.shell import is_mutating
-from trajforge.reconstruct.triage_live import Left, Roots, live_reason, moved_work
+from trajforge.reconstruct.triage_live import Left, Roots, live_reason, moved_work, ran
 from trajforge.reconstruct.triage_request import Known, body, resolve
 from trajforge.reconstruct.triage_text import (
     english,
@@ -303,9 +303,10 @@ def _cut_short(events: Sequence[Event], thread: Thread, changed: bool) -> str | 
 
 def _touched(events: Sequence[Event], first: int, last: int) -> bool:
     """The thread wrote, edited or patched a file or ran a command that may change files
-    (whether or not replay could tell what changed)."""
+    (whether or not replay could tell what changed); a call that never ran is not counted."""
+    done = ran(events, first, last)
     for event in events[first : last + 1]:
-        if event.kind != "tool_call":
+        if event.kind != "tool_call" or event.call_id not in done:
             continue
         if event.tool_kind in CHANGE_KINDS:
             return True

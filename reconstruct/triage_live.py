@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trajforge.reconstruct import triage_rules_work as work
-from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.paths import PathViolation, confine, home_of
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import Call, classify, live_command
@@ -65,7 +65,7 @@ class Roots:
         """``path`` is in one of the roots (relative paths are in the main one)."""
         if not path:
             return True
-        full = _absolute(path, _home(self.main))
+        full = _absolute(path, home_of(self.main))
         return any(_confined(full or path, root) for root in (self.main, *self.others))
 
 
@@ -80,22 +80,25 @@ def _confined(path: str, root: str | None) -> bool:
     return True
 
 
-def _home(root: str | None) -> str | None:
-    m = re.match(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)", root or "")
-    return m.group(1) if m else None
-
-
 def _absolute(path: str, home: str | None) -> str | None:
     if path.startswith("~/") and home:
         path = home + path[1:]
     return posixpath.normpath(path) if path.startswith("/") else None
 
 
+def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:
+    """Ids of the span's tool calls that have a result. A call without one never ran: its turn
+    was cut off first (pi's aborted message lists the edits it was about to make)."""
+    return frozenset(
+        e.call_id for e in events[first : last + 1] if e.kind == "tool_result" and e.call_id
+    )
+
+
 def session_roots(events: Sequence[Event], root: str | None) -> Roots:
     """The replay root and the project folders the session moved to: a folder it ``cd``-ed
     into or ran in (a call's recorded cwd) that holds a file its file tools read or changed,
     and that is not the machine's (``work.MACHINE_DIRS``)."""
-    home = _home(root)
+    home = home_of(root)
     moved: set[str] = set()
     touched: list[str] = []
     for event in events:
@@ -141,7 +144,7 @@ def workspace_command(command: str, root: str | None) -> str:
     if not root or root == "/":
         return command
     spellings = [root.rstrip("/")]
-    if (home := _home(root)) is not None and root.startswith(home + "/"):
+    if (home := home_of(root)) is not None and root.startswith(home + "/"):
         spellings.append("~" + root[len(home) :].rstrip("/"))
     for spelling in spellings:
         folder = re.escape(spelling)
@@ -165,7 +168,10 @@ def live_reason(
     """
     where = roots if isinstance(roots, Roots) else Roots(roots)
     span = range(first, min(last, len(events) - 1) + 1)
-    calls = [c for i in span if (c := _call(events, i, where)) is not None]
+    done = ran(events, first, last)
+    calls = [
+        c for i in span if events[i].call_id in done and (c := _call(events, i, where)) is not None
+    ]
     if (effect := next((c for c in calls if c.kind == "effect"), None)) is not None:
         return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}"
     if left == "changes":

@@ -16,7 +16,7 @@ from functools import cached_property
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
-from trajforge.reconstruct.paths import PathViolation, confine
+from trajforge.reconstruct.paths import PathViolation, confine, home_of
 from trajforge.reconstruct.triage_text import is_question, quoted_prose, word_count
 
 VAGUE = "a short follow-up that names no file, code identifier or quoted value"
@@ -128,10 +128,14 @@ def _relative(ref: str, root: str | None) -> str | None:
 
 
 def host_paths(text: str, root: str | None) -> str:
-    """``/Users/me/proj/src/a.py`` → ``src/a.py`` (and the Windows spelling)."""
+    """``/Users/me/proj/src/a.py`` → ``src/a.py`` (and the Windows spelling, and ``~/proj/…``
+    where the root lies in a home folder: a pasted shell prompt names the workspace so)."""
     if not root:
         return text
-    for spelling in {root, root.replace("/", "\\")}:
+    spellings = {root, root.replace("/", "\\")}
+    if (home := home_of(root)) is not None and root.startswith(home + "/"):
+        spellings.add("~" + root[len(home) :])
+    for spelling in spellings:
         sep = "\\" if "\\" in spelling else "/"
         folder = re.escape(spelling.rstrip(sep))
         text = re.sub(folder + re.escape(sep) + r"(?=\S)", "", text)
@@ -213,11 +217,19 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
 def _restated(prose: str) -> str | None:
     """What follows a correction's first sentence when it states the work in full: it names
     RESTATED_ANCHORS files, paths or code names or more ("no, that's horrible.\n\ntools ->
-    core/tools\ntui -> modes/interactive/components …"). None when it only steers."""
+    core/tools\ntui -> modes/interactive/components …"), or it asks for work of its own at
+    length, naming one ("… can you write a simple test using Theme …? put it in
+    coding-agent/test"). None when it only steers."""
     parts = turns.SENTENCE_END.split(prose.strip(), maxsplit=1)
     rest = parts[1] if len(parts) > 1 else ""
     named = {m.group(0) for m in rules.ANCHOR.finditer(rest)}
-    return rest if len(named) >= turns.RESTATED_ANCHORS else None
+    if len(named) >= turns.RESTATED_ANCHORS:
+        return rest
+    asks = any(
+        rules.POLITE_REQUEST.match(s) or turns.DIRECTIVE.match(s)
+        for s in turns.SENTENCE_END.split(rest)
+    )
+    return rest if asks and named and word_count(rest) >= turns.RESTATED_WORDS else None
 
 
 def _strong_pointer(prose: str) -> re.Match[str] | None:

@@ -276,9 +276,10 @@ the word and its ``'s`` included): what it asks for is the previous turn, set ri
 
 POLITE_REQUEST = re.compile(
     r"(?i)^\s*(?:(?:can|could|would|will) you|please|pls|can we|could we|let'?s|i want|"
-    r"i'?d like|we need)\b"
+    r"i'?d like|we need|how about (?:you|we) (?!\w+ing\b)|why (?:don'?t|not) (?:you|we))\b"
 )
-"""Questions that are requests for a change ("can you add some sfx?")."""
+"""Questions that are requests for a change ("can you add some sfx?", "how about you kill the
+entire file … and create a brand spanking new interactive-mode.ts?")."""
 
 ANCHOR = re.compile(
     r"`[^`]+`|\"[^\"]+\"|\b[\w-]+\.[a-z]{1,5}\b|\b\w+/[\w./-]+|\b[a-z]+_[a-z_]+\b|"

@@ -27,6 +27,10 @@ to do ("…\n\nor do you have other suggestions?"): the request is the statement
 RESTATED_ANCHORS = 4
 """A correction ("no, that's horrible.") followed by this many files, paths or code names or
 more restates the task in full; what follows it is judged as the request."""
+RESTATED_WORDS = 25
+"""A correction followed by a request of its own ("no, that's not it … can you write a simple
+test using Theme that loads the dark theme … ? put it in coding-agent/test") this long or
+longer, naming a file, path or code name, states new work; what follows is the request."""
 
 ANSWER_WORD = re.compile(r"(?i)^\s*(?:yes|yeah|yep|yup|sure|no|nope|nah)\b[\s,.!:;-]")
 """A turn opening with an answer to the assistant's question ("yes, in old pi link url as

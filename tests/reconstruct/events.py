@@ -64,6 +64,11 @@ class Script:
         self._result(cid, "edit", text="ok", is_error=error)
         return self
 
+    def unrun_edit(self, path: str, old: str, new: str) -> Script:
+        """An edit call the turn was cut off before it ran: no result (pi's aborted message)."""
+        self._call("edit", "edit", path=path, edits=(Edit(old=old, new=new),))
+        return self
+
     def patch(self, text: str) -> Script:
         cid = self._call("patch", "apply_patch", patch=text, patch_format="v4a")
         self._result(cid, "patch", text="ok")

@@ -314,3 +314,30 @@ def test_a_turn_cut_off_before_it_delivered_anything_is_a_harness_error(
     )
     (theme,) = [d for d in drops(summary, "large-session") if "invalidate works" in d.text]
     assert theme.reason == Reason.HARNESS_ERROR and "'Request was aborted.'" in theme.detail
+
+
+def test_calls_that_never_ran_a_home_spelt_root_and_suggested_work(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """pi-mono, read against the raw sessions (session 21's read of every drop):
+    "alright, i think there's only one file left to fix up, tui-renderer.ts" ended in
+    stopReason "error" ("terminated") on a message whose four edits never ran (harness_error,
+    was no_deliverable); "hm, i selected the theme while you were working and got a crash" was
+    live_state for a nord.json edit in an aborted message that never ran; the pasted prompt
+    "~/workspaces/pi-mono (refactor) ➜ … ENOENT … utils/config.ts:76" names the session's own
+    root (it was "outside the workspace"), and "how about you kill the entire file … create a
+    brand spanking new interactive-mode.ts?" and "no, that's not it … can you write a simple
+    test using Theme … put it in coding-agent/test" ask for work (they were "a question" and
+    "answers the assistant"): all three are tasks (the first where pi-mono's repository is
+    supplied: ``tests/validate/test_real_typescript.py``)."""
+    out, summary = corpus
+    (cut,) = [d for d in drops(summary, "large-session") if "only one file left" in d.text]
+    assert cut.reason == Reason.HARNESS_ERROR and cut.detail.endswith("'terminated'")
+    (crash,) = [d for d in drops(summary, "large-session") if "got a crash" in d.text]
+    assert crash.reason != Reason.LIVE_STATE and "nord.json" not in crash.detail
+    # without pi-mono's repository config.ts is known only in part (with it, a task)
+    (enoent,) = [d for d in drops(summary, "before-compaction") if "git:(refactor)" in d.text]
+    assert enoent.reason == Reason.WORKSPACE_INCOMPLETE and "config.ts" in enoent.detail
+    kept = [t.instruction for t in tasks(out)]
+    assert any(i.startswith("how about you kill the entire file") for i in kept)
+    assert any(i.startswith("no, that's not it, bot use the dark theme") for i in kept)

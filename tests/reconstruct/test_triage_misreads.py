@@ -475,3 +475,83 @@ def test_work_done_before_the_cut_or_after_a_continue_is_still_the_task() -> Non
     found = candidates(s.events, replay(s.events, "/w"), [cut])
     assert families(found) == ["qa"], found.drops
     assert reasons(candidates(s.events, replay(s.events, "/w"), [_cut(s)])) == ["harness_error"]
+
+
+def test_calls_a_cut_off_turn_never_ran_are_not_its_work() -> None:
+    # pi-mono: "alright, i think there's only one file left to fix up, tui-renderer.ts, read it
+    # in full" ended in stopReason "error" ("terminated") on a message listing four edits that
+    # never ran: no_deliverable ("no workspace file changed"); it is a harness failure
+    s = Script().user("Fix the rounding in calc.py, read it in full").read("calc.py", CALC)
+    s.say("I'll fix it.").unrun_edit("calc.py", "return a + b\n", "return round(a + b)\n")
+    found = candidates(s.events, replay(s.events, "/w"), [_cut(s, "terminated")])
+    assert [(d.reason.value, d.detail) for d in found.drops] == [
+        ("harness_error", "the turn was cut off before it delivered anything: 'terminated'")
+    ]
+    # and a write outside the workspace that never ran is no live effect
+    s = Script().user("Add a sub(a, b) function to calc.py").read("calc.py", CALC)
+    s.edit("calc.py", "return a + b\n", SUB).say("Done.")
+    s.user("now add mul(a, b) to calc.py as well, next to sub")
+    s.unrun_edit("/home/me/.config/calc.json", "{}", '{"mul": true}')
+    s.edit("calc.py", "return a - b\n", "return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
+    assert families(run(s.say("Added mul()."))) == ["extend", "extend"]
+
+
+def test_a_pasted_prompt_naming_the_workspace_by_its_home_spelling_is_not_outside() -> None:
+    # pi-mono: "~/workspaces/pi-mono (refactor) ➜ pi-mono git:(refactor) npx tsx
+    # packages/coding-agent/src/cli.ts -c … ENOENT … at utils/config.ts:76" was dropped as
+    # "refers to ~/workspaces/pi-mono, outside the workspace": the session's root is
+    # /Users/badlogic/workspaces/pi-mono, whose home spelling that is
+    root = "/Users/me/work/calc"
+    report = (
+        "~/work/calc (main) ➜ calc git:(main) python3 cli.py --sum 1 2\n"
+        'Traceback (most recent call last):\n  File "calc.py", line 2, in add\n'
+        "TypeError: unsupported operand type(s) for +: 'int' and 'str'"
+    )
+    s = Script().user(report).read(f"{root}/calc.py", CALC)
+    s.edit(f"{root}/calc.py", "return a + b\n", "return int(a) + int(b)\n").say("Fixed.")
+    found = candidates(s.events, replay(s.events, root))
+    assert families(found) == ["extend"], found.drops
+    assert found.candidates[0].instruction.startswith("the workspace (main) ➜ calc git:(main)")
+    # a path under another home folder still is outside
+    s = Script().user("~/other/proj/notes.txt has the spec; add sub to calc.py per it")
+    s.read(f"{root}/calc.py", CALC).edit(f"{root}/calc.py", "return a + b\n", SUB)
+    assert reasons(candidates(s.events, replay(s.events, root))) == ["not_self_contained"]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("how about you delete calc.py, then read the tests in full and write a new calc.py?",
+         True),
+        ("why don't you write sub(a, b) in calc.py as a one-liner?", True),
+        ("how about the divide function in calc.py, does it round?", False),
+        ("how about using decimals in calc.py, would that be better?", False),
+    ],
+)  # fmt: skip
+def test_a_suggestion_that_the_agent_do_the_work_is_a_request(text: str, kept: bool) -> None:
+    # pi-mono: "how about you kill the entire file, then read tui-rendering.ts in full and
+    # agent-session in full and create a brand spanking new interactive-mode.ts?" (the agent
+    # did) was "a question, not a request for the change made"
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user(text).write("calc.py", "def add(a, b):\n    return a + b\n").say("Done.")
+    found = run(s)
+    assert (len(found.candidates) == 2) is kept, found.drops
+
+
+def test_a_correction_that_asks_for_new_work_at_length_is_judged_by_it() -> None:
+    # pi-mono: "no, that's not it, bot use the dark theme. fucking hell. is Theme.fg/bg maybe
+    # doing something stupid? can you write a simple test using Theme that loads the dark
+    # theme and then just outputs each color as a single line with its name? put it in
+    # coding-agent/test so i can execute it with npx tsx" was "answers the assistant ('no,')"
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user(
+        "no, that's not it. is add() maybe rounding? can you write a small script that "
+        "calls add from calc.py on ten pairs of floats and prints each sum on its own line? "
+        "put it in tools/sums.py so i can run it with python3"
+    )
+    found = run(s.write("tools/sums.py", "from calc import add\n").say("Written."))
+    assert families(found) == ["extend", "build"], found.drops
+    # a short steer after the correction still answers the assistant
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user("no, that's not it. can you use calc.py's add for it?").edit("calc.py", "a - b", "b")
+    assert [d.detail for d in run(s.say("Done.")).drops] == ["answers the assistant ('no,'…)"]

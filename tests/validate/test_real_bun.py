@@ -80,3 +80,79 @@ def test_a_bun_app_is_proven_with_bun_test_and_scores_zero_then_one(
     assert scores == dict.fromkeys(wrong, 0.0), scores
     assert _score(task_dir, {**start, INDEX: UNLIKE.read_text()}, tmp_path / "unlike") == 1.0
     assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+
+
+# --- two later requests of the same session, accepted since session 20 ----------------------
+
+LOGGING = "extend-8980cce3e6b456a9"
+STRUCTURED = "extend-6a8f00a78eb97cd4"
+HIDDEN = "core/src/index.hidden.test.ts"
+RUNNER_HACK = {"core/bunfig.toml": '[test]\nroot = "./nothing"\n', HIDDEN: 'import "bun:test";\n'}
+"""The runner pointed elsewhere, and the hidden test emptied (its own, set aside at verify)."""
+NAMESPACE_LOG = (
+    "log.logger.info(\n"
+    "  `${serviceName} listening on ${config.http.address_listen}:${config.http.address_port}`\n"
+    ");\n"
+)
+"""The startup line logged through a namespace import of ./logging."""
+JOINED_LOG = (
+    "const meta = [`env=${config.env}`, `host=${config.http.address_listen}`,\n"
+    '  `port=${config.http.address_port}`].join(", ");\n'
+    'logger.info(["Core", "HTTP", `Server listening (${meta})`].join(" // "));\n'
+)
+"""The structured startup line joined from its parts (the reference writes it in one string)."""
+
+
+def _zero_then_one(
+    task_dir: Path, tmp_path: Path, wrong: dict[str, dict[str, str]], rewrite: dict[str, str]
+) -> None:
+    """The start, each of ``wrong`` and the runner hacks (files laid over the start) score 0;
+    the start with ``rewrite`` laid over it, and the oracle, 1."""
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    wrong = {"nothing": {}, **wrong, **{path: {path: text} for path, text in RUNNER_HACK.items()}}
+    scores = {
+        name: _score(task_dir, {**start, **files}, tmp_path / f"wrong{n}")
+        for n, (name, files) in enumerate(wrong.items())
+    }
+    assert scores == dict.fromkeys(wrong, 0.0), scores
+    assert _score(task_dir, {**start, **rewrite}, tmp_path / "rewrite") == 1.0
+    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+
+
+def test_the_entry_point_logging_through_the_shared_module_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "Update to use core/src/logging.ts": proven in three rounds, the hidden tests standing
+    in for the logging module (the reference's logging.ts declares ``logger`` twice and cannot
+    load). The start, the module imported but the console still written to, and the runner
+    hacks score 0; the reference and an entry point that logs through a namespace import 1."""
+    task_dir, task, result = _keyed(reconstructed, LOGGING, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "./logging" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    unused = 'import { logger } from "./logging";\n' + start[INDEX]
+    body = oracle[INDEX].replace(
+        'import { logger } from "./logging";', 'import * as log from "./logging";'
+    )
+    rewrite = body[: body.index("logger.info(")] + NAMESPACE_LOG
+    _zero_then_one(task_dir, tmp_path, {"imported, unused": {INDEX: unused}}, {INDEX: rewrite})
+
+
+def test_the_structured_startup_line_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "… log messages should follow: System // Optional Sub system // Message (Metadata)":
+    proven in two rounds. The start, the format without its metadata and a line with an empty
+    segment score 0, as do the runner hacks; the reference and a line joined from its parts
+    and written to the console 1."""
+    task_dir, task, result = _keyed(reconstructed, STRUCTURED, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "System // Optional Sub system // Message (Metadata)" in task.instruction
+    oracle = read_tree(task_dir / "oracle")
+    head = oracle[INDEX][: oracle[INDEX].index("logger.info(")]
+    bare = head + 'logger.info("Core // HTTP // Listening");\n'
+    empty = head + "logger.info(`Core //  // Listening (port=${config.http.address_port})`);\n"
+    wrong = {"no metadata": {INDEX: bare}, "an empty segment": {INDEX: empty}}
+    _zero_then_one(task_dir, tmp_path, wrong, {INDEX: head + JOINED_LOG})

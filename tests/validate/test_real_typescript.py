@@ -166,10 +166,7 @@ def test_cheap_wrong_solutions_score_zero_and_a_rewrite_one(
     start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
     stub = stub_source(SELECTOR, oracle[SELECTOR])
     assert stub is not None
-    config = (
-        'import { defineConfig } from "vitest/config";\n\nexport default defineConfig({ test: '
-        '{ include: ["nothing/**"], passWithNoTests: true } });\n'
-    )
+    config = VITEST_NOTHING
     wrong = {
         "nothing": start,
         "stub": {**start, SELECTOR: stub},
@@ -254,12 +251,21 @@ def _keyed(
     return task_dir, task, result
 
 
+VITEST_NOTHING = (
+    'import { defineConfig } from "vitest/config";\n\nexport default defineConfig({ test: '
+    '{ include: ["nothing/**"], passWithNoTests: true } });\n'
+)
+"""A vitest configuration under which no test file is found and none passes."""
+
+
 def _scores_zero_then_one(
-    task_dir: Path, tmp_path: Path, source: str, hidden: tuple[str, str], rewrite: dict[str, str]
-) -> None:
-    """The start, the start with ``source`` stubbed and the start with the hidden test (path,
-    and the runner import it is emptied to) emptied score 0; the start with ``rewrite`` laid
-    over it, and the oracle, 1."""
+    task_dir: Path, tmp_path: Path, source: str, hidden: tuple[str, str], rewrite: dict[str, str],
+    wrong_too: dict[str, dict[str, str]] | None = None,
+) -> None:  # fmt: skip
+    """The start, the start with ``source`` stubbed, the start with the hidden test (path,
+    and the runner import it is emptied to) emptied, a vitest configuration that finds no test
+    (vitest tasks) and each of ``wrong_too`` (files laid over the start) score 0; the start
+    with ``rewrite`` laid over it, and the oracle, 1."""
     start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
     stub = stub_source(source, oracle[source])
     assert stub is not None
@@ -268,6 +274,10 @@ def _scores_zero_then_one(
         "stub": {**start, source: stub},
         "hidden test emptied": {**start, hidden[0]: f'import "{hidden[1]}";\n'},
     }
+    if hidden[1] == "vitest":
+        config = f"{hidden[0].split('/test/')[0]}/vitest.config.ts"
+        wrong["runner config runs no test"] = {**start, config: VITEST_NOTHING}
+    wrong |= {name: {**start, **files} for name, files in (wrong_too or {}).items()}
     scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
     assert scores == dict.fromkeys(wrong, 0.0), scores
     assert _score(task_dir, {**start, **rewrite}, tmp_path / "rewrite") == 1.0
@@ -399,3 +409,120 @@ def test_components_copied_into_the_new_mode_proven_in_two_rounds(
     footer = f"{COMPONENTS}footer.ts"
     hidden = (COPIED_HIDDEN, "vitest")
     _scores_zero_then_one(task_dir, tmp_path, footer, hidden, _reexported(start, oracle))
+
+
+# --- session 20's requests: the footer dimmed, explicit thinking-level tokens ----------------
+
+DIMMER = "extend-b900930aa9401f1c"
+FOOTER_RETURN = '\t\treturn [theme.fg("dim", pwd), theme.fg("dim", statsLine)];\n'
+DARK = "packages/coding-agent/src/theme/dark.json"
+LIGHT = "packages/coding-agent/src/theme/light.json"
+
+
+def test_the_footer_dimmed_without_touching_the_theme_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "what's footer using? should be dimmer, don't modify the theme, look into the footer
+    sources": proven in one round (2 mutants). Its tests compare the footer's colour codes
+    with the theme's ``dim``, so recolouring the theme's ``muted`` to the dim grey in
+    ``dark.json`` (the footer untouched: what the user forbade) passed them all until the
+    theme files the reference left alone became the task's at verify (``runner_files``). That
+    hack, the lines left unstyled, the start, the stub, the hidden test emptied and a vitest
+    configuration that finds nothing score 0; the reference and a footer that dims each line
+    through a helper 1."""
+    task_dir, task, result = _keyed(reconstructed, DIMMER, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "Do not modify the theme" in task.instruction
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    assert oracle[FOOTER_SOURCE].count(FOOTER_RETURN) == 1 and start[DARK] == oracle[DARK]
+    dims = "\t\tconst dimmed = (line: string) => theme.fg(tone, line);\n"
+    rewrite = oracle[FOOTER_SOURCE].replace(
+        FOOTER_RETURN,
+        f'\t\tconst tone = "dim" as const;\n{dims}\t\treturn [pwd, statsLine].map(dimmed);\n',
+    )
+    unstyled = oracle[FOOTER_SOURCE].replace(FOOTER_RETURN, "\t\treturn [pwd, statsLine];\n")
+    recoloured = start[DARK].replace('"muted": "gray"', '"muted": "dimGray"')
+    assert recoloured != start[DARK]
+    wrong_too = {
+        "the theme's muted recoloured": {DARK: recoloured},
+        "lines left unstyled": {FOOTER_SOURCE: unstyled},
+    }
+    hidden = (FOOTER_HIDDEN, "vitest")
+    _scores_zero_then_one(
+        task_dir, tmp_path, FOOTER_SOURCE, hidden, {FOOTER_SOURCE: rewrite}, wrong_too
+    )
+
+
+TOKENS = "extend-a97b8e32cf17ad61"
+THEME = "packages/coding-agent/src/theme/theme.ts"
+THEME_HIDDEN = "packages/coding-agent/test/theme.hidden.test.ts"
+LEVELS = ("off", "minimal", "low", "medium", "high")
+
+
+def _border_switch(text: str, comment: str = "\t\t// Map thinking levels to dedicated") -> str:
+    """The ``switch`` of ``getThinkingBorderColor``, from its comment to its end."""
+    begin = text.index(comment)
+    return text[begin : text.index("\t\t}\n", begin) + len("\t\t}\n")]
+
+
+def _own_greys(theme: str) -> str:
+    """A theme JSON with each thinking token set to a grey of its own (not the reference's)."""
+    for n, level in enumerate(LEVELS, 3):
+        key = f'"thinking{level.title()}": "'
+        at = theme.index(key) + len(key)
+        theme = theme[:at] + f"#{n}0{n}0{n}0" + theme[theme.index('"', at) :]
+    return theme
+
+
+def test_explicit_thinking_level_tokens_score_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "ok, i think our themes need explicit tokens for the thinking level border of editor":
+    proven in one round (6 mutants). The start, the stub, the hidden test emptied, a vitest
+    configuration that finds nothing, the tokens added but the border still drawn from the old
+    colours, and every level drawn with ``thinkingOff`` score 0; the reference and a rewrite (a
+    lookup table instead of the ``switch``, colours of its own in both themes) 1."""
+    task_dir, task, result = _keyed(reconstructed, TOKENS, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "thinkingMedium" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    switch = _border_switch(oracle[THEME])
+    table = ", ".join(f'{level}: "thinking{level.title()}"' for level in LEVELS)
+    lookup = (
+        f"\t\tconst tokens: Record<string, ThemeColor> = {{ {table} }};\n"
+        '\t\tconst token = tokens[level] ?? "thinkingOff";\n'
+        "\t\treturn (str: string) => this.fg(token, str);\n"
+    )
+    rewrite = {path: _own_greys(oracle[path]) for path in (DARK, LIGHT)}
+    rewrite[THEME] = oracle[THEME].replace(switch, lookup)
+    old = _border_switch(start[THEME], "\t\t// Map thinking levels to theme colors")
+    constant = lookup.replace("tokens[level] ?? ", "")
+    changed = {k: v for k, v in oracle.items() if v != start.get(k)}
+    wrong_too = {
+        "tokens added, border unchanged": {**changed, THEME: oracle[THEME].replace(switch, old)},
+        "every level thinkingOff": {**changed, THEME: oracle[THEME].replace(switch, constant)},
+    }
+    _scores_zero_then_one(task_dir, tmp_path, THEME, (THEME_HIDDEN, "vitest"), rewrite, wrong_too)
+
+
+def test_a_pasted_prompt_naming_the_root_by_its_home_spelling_is_a_task(
+    reconstructed: Path,
+) -> None:
+    """before-compaction's "~/workspaces/pi-mono (refactor) ➜ pi-mono git:(refactor) npx tsx
+    packages/coding-agent/src/cli.ts -c … ENOENT … packages/coding-agent/src/package.json …
+    at utils/config.ts:76": ``~/workspaces/pi-mono`` is the session's root
+    (/Users/badlogic/workspaces/pi-mono), not a path outside it. With the repository, the
+    report and its fix (config.ts walks up to the package's package.json) are a task."""
+    found = [
+        t
+        for t in (_task(p.parent) for p in reconstructed.glob("tasks/*/task.json"))
+        if t.instruction.startswith("the workspace (refactor)") and "config.ts:76" in t.instruction
+    ]
+    assert len(found) == 1, [t.id for t in found]
+    task_dir = reconstructed / "tasks" / found[0].id
+    config = "packages/coding-agent/src/utils/config.ts"
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    assert "walk up from __dirname" not in start[config]
+    assert "walk up from __dirname" in oracle[config]
