@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules_work as work
@@ -118,11 +118,15 @@ def _texts(state: Replay) -> Iterator[str]:
             yield content
 
 
-def candidates(events: Sequence[Event], state: Replay, cut_offs: Sequence[CutOff] = ()) -> Found:
+def candidates(
+    events: Sequence[Event], state: Replay, cut_offs: Sequence[CutOff] = (),
+    steers: Collection[int] = (),
+) -> Found:  # fmt: skip
     """Every candidate a session yields (one per kept thread plus one per fail→pass pair);
-    ``cut_offs``: the session's turns the harness recorded as cut off."""
+    ``cut_offs``, ``steers``: the session's turns the harness recorded as cut off, and its
+    messages delivered while a turn still ran."""
     runs = check_runs(events)
-    triaged = threads_of(events, cut_offs)
+    triaged = threads_of(events, cut_offs, steers)
     roots = session_roots(events, state.root)
     drops = list(triaged.drops)
     found: list[Candidate] = []
@@ -130,8 +134,8 @@ def candidates(events: Sequence[Event], state: Replay, cut_offs: Sequence[CutOff
     known = Known(state.history, lambda: _texts(state))
     for n, thread in enumerate(triaged.threads):
         drop, request = judge(events, thread, roots, known, _differ(state), later=n > 0)
-        if drop is not None and drop.reason == Reason.NOT_SELF_CONTAINED:
-            # what it changed decides before how it was asked
+        if drop is not None and (drop.reason == Reason.NOT_SELF_CONTAINED or thread.attachment):
+            # what it changed decides before how it was asked (or what it was shown)
             edited = _edited(events, thread.first, thread.last, state.root)
             drop = _docs_drop(thread.first, thread.last, thread.request, state, edited) or drop
         if drop is not None:

@@ -223,7 +223,7 @@ def _build(session: Session, job: InputJob, scrub: Scrubber, result: InputResult
     if repo is not None:
         per = result.repos.setdefault(harness, {})
         per[repo.status] = per.get(repo.status, 0) + 1
-    found = candidates(session.events, state, session.cut_offs)
+    found = candidates(session.events, state, session.cut_offs, frozenset(session.steers))
     result.dropped.extend(to_records(session, found.drops, scrub))
     result.merged[harness] = result.merged.get(harness, 0) + found.merged
     config = job.spec.provenance()

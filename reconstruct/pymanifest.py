@@ -119,11 +119,15 @@ def from_requirements(
     return specs
 
 
+_REDIRECT = re.compile(r"^(?:\d*[<>]|&>)")
+"""A shell redirection word (``2>&1``, ``>log``, ``&>/dev/null``): the command's words end."""
+
+
 def pip_installs(commands: Iterable[str]) -> list[str]:
     """Packages the session itself installed with ``pip install NAME...`` (no files, no flags)."""
     found: list[str] = []
     for command in commands:
-        for segment in re.split(r"&&|\|\||;|\n", command):
+        for segment in re.split(r"&&|\|\|?|;|\n", command):  # a pipe ends it too
             words = segment.strip()
             if not _PIP_INSTALL.match(words):
                 continue
@@ -132,6 +136,8 @@ def pip_installs(commands: Iterable[str]) -> list[str]:
             except ValueError:
                 continue
             tail = args[args.index("install") + 1 :]
+            ends = [n for n, a in enumerate(tail) if _REDIRECT.match(a)]
+            tail = tail[: ends[0]] if ends else tail  # "pip install x 2>&1": not a package
             if any(a in ("-r", "--requirement", "-e", "--editable") for a in tail):
                 continue
             found += [

@@ -14,7 +14,7 @@ in any script (:mod:`.triage_text`). Every rule's words and thresholds live in
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
@@ -193,9 +193,12 @@ def _last_assistant(events: Sequence[Event], first: int, last: int) -> str:
     return ""
 
 
-def threads_of(events: Sequence[Event], cut_offs: Sequence[CutOff] = ()) -> Triage:
+def threads_of(
+    events: Sequence[Event], cut_offs: Sequence[CutOff] = (), steers: Collection[int] = ()
+) -> Triage:
     """Fold a session's turns into threads; harness-only turns without a thread are drops.
-    ``cut_offs``: the session's turns the harness recorded as cut off."""
+    ``cut_offs``: the session's turns the harness recorded as cut off; ``steers``: indices of
+    user events delivered while the agent's turn still ran."""
     turns = _turns(events)
     threads: list[Thread] = []
     drops: list[Drop] = []
@@ -214,8 +217,11 @@ def threads_of(events: Sequence[Event], cut_offs: Sequence[CutOff] = ()) -> Tria
                 current.approvals.append(turn.index)
             merged += current.take(turn, last, merge=True)
             continue
-        if current is not None and _unanswered(events, current.first, turn.index):
-            current.add(turn.text)  # sent before any reply
+        if current is not None and (
+            _unanswered(events, current.first, turn.index)
+            or (turn.index in steers and rules.DEPENDENT_START.match(turn.text))
+        ):
+            current.add(turn.text)  # sent before any reply, or "then …" into the running turn
             current.take(turn, last, merge=False)
             continue
         if current is not None and (asked := _replied(events, current, turn)) is not None:

@@ -347,6 +347,7 @@ def _session(
         warnings=(*warnings, *builder.warnings),
         skipped=builder.skipped,
         cut_offs=tuple(builder.cut_offs),
+        steers=tuple(builder.steers),
     )
 
 

@@ -45,6 +45,9 @@ class EventBuilder:
         self.warnings: list[ParseWarning] = []
         self.events: list[Event] = []
         self.cut_offs: list[CutOff] = []
+        self.steers: list[int] = []
+        self.stopped: object = None
+        """The last assistant message's ``stopReason`` until the next user message."""
         self.skipped: dict[str, int] = {}
         self.model: str | None = None
         self.calls: dict[str, tuple[str, str, dict[str, Any]]] = {}
@@ -83,10 +86,14 @@ class EventBuilder:
         elif not isinstance(message, dict):
             self.warn(line, "message entry without a message object")
         elif (role := message.get("role")) == "assistant":
+            self.stopped = message.get("stopReason")
             self.assistant(line, message)
         elif role == "toolResult":
             self.tool_result(line, message)
         elif role == "user":
+            if self.stopped == "toolUse":  # the turn was still running: a steering message
+                self.steers.append(len(self.events))
+            self.stopped = None
             self.message(line, "user", texts(message.get("content")))
         elif role == "bashExecution":
             self.bash_execution(line, message)

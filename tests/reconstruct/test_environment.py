@@ -109,3 +109,17 @@ def test_toolchains_the_check_needs_without_a_recipe() -> None:
     assert rust.recipes[0].install == ("cargo fetch --locked",)
     first = [argv[0] for argv in programs("timeout 60 npm test; python3 -m pytest")]
     assert first == ["npm", "python3"]
+
+
+def test_a_pip_install_ends_at_its_pipe_or_redirection() -> None:
+    """trl's session ran ``pip install 'transformers>=5.9' 2>&1 | tail -3``: ``2>&1`` and
+    ``tail`` were taken for packages, and the environment failed to build ("Could not find a
+    version that satisfies the requirement 2>&1")."""
+    from trajforge.reconstruct.pymanifest import pip_installs
+
+    commands = [
+        "pip install 'transformers>=5.9' 2>&1 | tail -3",
+        "cd x && pip install -q rich tomli > /tmp/pip.log",
+        "python -m pip install attrs|tee log",
+    ]
+    assert pip_installs(commands) == ["transformers>=5.9", "rich", "tomli", "attrs"]

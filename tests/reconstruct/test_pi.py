@@ -123,6 +123,9 @@ def test_large_session_counts() -> None:
     cut = Counter(c.failure for c in s.cut_offs)
     assert cut == {"Request was aborted.": 20, "Request was aborted": 1, "terminated": 1}
     assert [c.after for c in s.cut_offs] == sorted(c.after for c in s.cut_offs)
+    # two messages sent while a turn still ran (after a tool result of a "toolUse" stop)
+    steered = [s.events[i].text[:30] for i in s.steers]
+    assert steered == ["wrie some code in markdown in ", "hm, i selected the theme while"]
 
 
 @needs_corpus

@@ -8,7 +8,8 @@ print the new digests with ``python tests/reconstruct/test_pi_golden.py`` and pa
 The digest covers each item's ``model_dump_json(exclude_defaults=True)`` (a field added to a
 record with a default leaves it alone), the input's path replaced by ``<input>``, and each
 record's ``model_fields_set``. Session 21 re-pinned the inputs with aborted turns: they gained
-``Session.cut_offs`` and nothing else (their digests without that field were unchanged).
+``Session.cut_offs`` (and the trl session ``Session.steers``) and nothing else (their digests
+without those fields were unchanged).
 """
 
 from __future__ import annotations
@@ -39,34 +40,34 @@ needs_corpus = pytest.mark.skipif(
 )
 
 GOLDEN = {
-    "before-compaction.jsonl": "401d9e8da4f1aea2c77284c26d4af5a0bb27b4462e1708453a24bfd5f0838cbc",
-    "large-session.jsonl": "e04441ffe1dbeb81acc399ae11062addda9eda972bee26827ac6436ae27f7989",
-    "session.jsonl": "4af912b4dcbbb0772ea5f9940da86bfa5a3c754599a456466a8d1b8dc492fcef",
+    "before-compaction.jsonl": "7e6b7a3617d5c5b9eaea127369f297419f49684f75f08a05235286c4cf1200b4",
+    "large-session.jsonl": "69168dddbca2b693d0b4d8929b5a3373b4bf58bb1419771bd9a572729078556a",
+    "session.jsonl": "30df6492d9bec8818ace6eb3e4e4616704d8260921a69d5f4941fa47d6ad6549",
     "build.jsonl": "75f2b1a3d9a786cc1574b32ba369fc4426c905f16a88a8aa8225ff3b54790048",
     "extend.jsonl": "5483e75a7df9d801943e181db830832e2bb3d18b387535de89642107e8649379",
     "qa.jsonl": "bb61ff11ca6ab0dc106dd28cb168c7b8b45e244dec14124f41659eb6c5447ccc",
     "repair.jsonl": "7806ba6d8bbf12128536c924a4f0b7bd9c7910f1950e8eaae5d6763f346dd352",
-    "v3.jsonl.gz": "02a0e05f4d0d7f4b6673b4253dc4e9a511fd24397947d5d567d5603bc071da80",
-    "headless-v3.jsonl": "bbb6d52202e494166bf4303d8d658102528e53a1e03defd7637a35153e32fe20",
-    "headless-v1.jsonl": "3dd779bbe3ec3deb8b6213e3117ff0316614fd0019052dedc82b3eff6f18e2dd",
-    "garbage.jsonl": "b35786baba57528d60e8e631e107713850210707eaae07331a0b26266f973652",
-    "bad-utf8.jsonl": "12c20d3dad2fd6c0ba1dc0a58460995654eb4c8a5ca262cc0e57abfd2b131ac7",
-    "truncated.jsonl": "2e0c50b68444ad40ecfca9e72869e9da926499c07770a055f153141cbb6b278c",
-    "two-headers.jsonl": "af63afed96a5d58bbfc97c1572910d8bcda0a00cbe31ab0cfa141f38afc481bb",
-    "crlf-v1.jsonl": "e42cf8c1d69134883d66425f264b1fd37be21a1256225e03f60449657020b09e",
-    "stray-line.jsonl": "872668c1c3437241b7eb1da8d8b2efe7e86afea4b5f5ed368de06e6c058524dc",
+    "v3.jsonl.gz": "45fe565b41fd97aaf78bdf7807825adb1983095c8f3173afe2c9c86859db8538",
+    "headless-v3.jsonl": "a092232a4b60ac97d7faf983b0c6e9c288c10f4998f3c438d26c98dc21def5bf",
+    "headless-v1.jsonl": "5ea7df656a97d524b6a9454d282c7326ad2862b50cf46f2831c9726522f57de9",
+    "garbage.jsonl": "1895b0ea061e0c30258d18639796c72400a06a5a3e02a35f2389ddd7adc164e9",
+    "bad-utf8.jsonl": "95dd7494cb18a46a478ba80e739842d67fd80ce3735617c838c63a4d09e749b6",
+    "truncated.jsonl": "c6e3d605b964efa42ea083d892b4cd13650326fde8ea0504d589f361b234aa2f",
+    "two-headers.jsonl": "4a0d1201c84794da9d4a5a88972d1c3f0baab4e8019783eecf74a198e4956bab",
+    "crlf-v1.jsonl": "8b7dfbbbd335f5b9391eb7ee46ee20de5c0246c3030f5248df2d1368eddc84da",
+    "stray-line.jsonl": "af4c612e0720316fb03b566f3f754581e35670c3834daf06acb10ee8d25dc2ce",
     "fork-at-end.jsonl": "79673918118dd1c1c3041acdc9198b357214d1eae5aeec60058d8a42dd1cc771",
-    "fork-in-middle.jsonl": "e64ffb439fb0911162ee8d57dffd5f4c034f432f8499c33edb6c2902dcc2d949",
+    "fork-in-middle.jsonl": "a67a038cb32f6379a7d557b2853cb77b5c1ed82012d9194ee057ce2f08639a58",
     "missing-parent.jsonl": "622ac37acb3f8fa673901c6378cb3b1703d8ce9c48b067db43969db09a38802e",
-    "entry-without-id.jsonl": "5f7de7a3aeeab35fbd6e26c861d1629c906c21dc8b1cff1a6d3b20c1ea4656cf",
-    "last-without-id.jsonl": "9c140c9b76bd222c7a0fda5494ad93912ad43a6ed82d29f172fac220f0c2206d",
-    "duplicate-id.jsonl": "0db8241d074596bd04a4152cf5eec76984034446e2c9ed3a0aa0b7e1c7cf8aea",
-    "root-with-parent.jsonl": "4c4baa2268548bcbabf6f0c93a64ebc25a55048636a093eb1f403f3474fdbd3c",
-    "root-parent-gone.jsonl": "b5312cbb29f11084003dbb9afd710d75210caf4dba04edf5f26865f2228862e1",
-    "empty-ids.jsonl": "59831144644339d393fafa0449af6cff2f6d3d818a12ca5369d39eded68aed66",
-    "number-parent.jsonl": "edba6ccb427dc7991f5ab860e4443007579d20e6ef91e10fc7cf0354eed95cdf",
-    "v2.jsonl": "d8a25ac3b8e8a9229fc815e6f1bffe1b16e47546add62fa416d07a6783fb1526",
-    "version-string.jsonl": "9c10f533d55d12a7b4489dab27c4045d975c7e9f373cc1a130b13b3c1e38b265",
+    "entry-without-id.jsonl": "6b0abedbcabb654de095e5be3c13113d43912b02951684af34a5b458a3ef9a9e",
+    "last-without-id.jsonl": "d9911bc0719a0d264339ac4f0c8cea4dfa8a5dd1e627af691be85195194fc36a",
+    "duplicate-id.jsonl": "1088f8ac27f430e540323f7c8f511ab3d5e1fc9a2624fbb811378d61f0872387",
+    "root-with-parent.jsonl": "81d10b9beee3738894dd41f57f53e4aeca69f61bafbb64ded2cdf618030336fa",
+    "root-parent-gone.jsonl": "b6707d4faa13fb5003a6e4ae25326814d1a017da2e9defcc7eaac2094dae3dd7",
+    "empty-ids.jsonl": "276caa1a5bf01249e14b43628986f3f7e894e6c514f9de6dcbdbc53f8c79f72c",
+    "number-parent.jsonl": "bcbf762d2745293868dea746d99f4ef8b8821e0c1ea8cc51490add07b6af6b68",
+    "v2.jsonl": "04be75dda4efc7d0fc9db8c16bce143a07a2cf4f929d5f81ca7824b281087815",
+    "version-string.jsonl": "e278a586dca7aa65876e1dbce8a3b977c9dfad96c934836b55efde14cdecee38",
     "header-only.jsonl": "a878a93a338b9b69e497f03668ed825ed821ca390623b74a892bc7c0bb9e3bfa",
     "blank.jsonl": "d995ea95f4b1c9503f3cd78d55aa55587b3f47a4884d8488c9e0d323e10d86d7",
     "empty.jsonl": "d995ea95f4b1c9503f3cd78d55aa55587b3f47a4884d8488c9e0d323e10d86d7",

@@ -98,8 +98,12 @@ def test_pi_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
     assert mono["why do you go 100 lines at a time you idiot ..."].reason == (
         Reason.NOT_SELF_CONTAINED
     )
+    # screenshots attached from /var/folders: live, unless all the thread changed was the
+    # theme's JSON ("this is what we had before" → dark.json colours: docs_only)
     shots = [d for d in drops(summary, "large-session") if "screencaptureui" in d.text]
-    assert shots and all(d.reason == Reason.LIVE_STATE for d in shots)
+    before = [d.reason for d in shots if d.text.endswith("this is what we had before")]
+    assert before == [Reason.DOCS_ONLY] and len(shots) >= 4
+    assert {d.reason for d in shots if d.reason != Reason.DOCS_ONLY} == {Reason.LIVE_STATE}
     repairs = [t for t in tasks(out) if t.family == "repair"]
     assert len(repairs) == 3 and all("npm run check" in t.instruction for t in repairs)
 

@@ -555,3 +555,40 @@ def test_a_correction_that_asks_for_new_work_at_length_is_judged_by_it() -> None
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user("no, that's not it. can you use calc.py's add for it?").edit("calc.py", "a - b", "b")
     assert [d.detail for d in run(s.say("Done.")).drops] == ["answers the assistant ('no,'…)"]
+
+
+def test_what_a_thread_shown_an_attachment_changed_decides_its_reason() -> None:
+    # pi-mono: "'/var/folders/…/Screenshot 2025-11-21 at 01.48.00.png' this is what we have"
+    # led to dark.json colours only: docs_only (it was live_state, for the screenshot)
+    shot = "'/var/folders/49/T/TemporaryItems/Screenshot 2025-12-09.png' the grays look the same"
+    s = Script().user(shot).write("theme/dark.json", '{"gray": "#808080"}\n').say("Changed.")
+    assert reasons(run(s)) == ["docs_only"]
+    assert reasons(run(coding(shot).say("Fixed."))) == ["live_state"]  # code: the shot stays live
+
+
+def test_a_then_sent_while_the_turn_ran_joins_its_request() -> None:
+    # rycerzes/trl (pi): "ok now verify @benchmarks/ scripts and all are correct for running
+    # the benchmark", then, while its reads still ran, "then give me command for running them";
+    # the turn went on to fix three scripts. The request lost its work to the steer (no
+    # deliverable) and the steer was "continues the previous turn": one thread, one task
+    s = Script().user("ok now verify calc.py is correct for running the tests")
+    s.read("calc.py", CALC)
+    steer = len(s.events)
+    s.user("then give me the command for running them")
+    s.edit("calc.py", "return a + b\n", SUB).say("Fixed sub; run `python3 -m pytest -q`.")
+    found = candidates(s.events, replay(s.events, "/w"), steers={steer})
+    assert families(found) == ["extend"] and found.drops == []
+    assert found.candidates[0].instruction.endswith("then give me the command for running them")
+    # not sent mid-turn (the agent had answered): the same words still continue a turn
+    assert reasons(candidates(s.events, replay(s.events, "/w"))) == [
+        "no_deliverable",
+        "not_self_contained",
+    ]
+    # a steer that states its own request is its own thread
+    s = Script().user("Add a sub(a, b) function to calc.py").read("calc.py", CALC)
+    steer = len(s.events)
+    s.user("the mul function in calc.py crashes on strings, fix that too").edit(
+        "calc.py", "return a + b\n", SUB
+    )
+    found = candidates(s.say("Done.").events, replay(s.events, "/w"), steers={steer})
+    assert [c.instruction for c in found.candidates][-1].startswith("the mul function")

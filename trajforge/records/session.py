@@ -158,6 +158,10 @@ class Session(Record):
     cut_offs: tuple[CutOff, ...] = ()
     """Turns the harness recorded as cut off, where they stopped (kept beside the events, so
     the events' indices, and the ids of tasks made from them, do not move)."""
+    steers: tuple[int, ...] = ()
+    """Indices of user events the harness delivered while the agent's turn was still running
+    (pi's steering messages: sent after a tool result of a message that stopped for tool use;
+    the turn went on with them)."""
 
 
 class TriageDrop(BaseModel):
