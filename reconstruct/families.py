@@ -230,12 +230,13 @@ def _qa_candidate(
     events: Sequence[Event], episode: Episode, start: Snapshot, raw: str
 ) -> Candidate | Drop:
     if not english(episode.request):
-        return Drop(
-            Reason.NO_DELIVERABLE, episode.first, episode.last,
+        detail = (
             "no workspace file changed, and the request is not an English question (the "
-            "question rules read English only: in another language it is taken for a request)",
-            raw[:160],
-        )  # fmt: skip
+            "question rules read English only: in another language it is taken for a request)"
+            if "?" in episode.request  # "ok write markdown, including code, tables … pp"
+            else "no workspace file changed, and the request asks no question"
+        )
+        return Drop(Reason.NO_DELIVERABLE, episode.first, episode.last, detail, raw[:160])
     verdict = judge_qa(
         events, episode.first, episode.last, episode.request, episode.answer, start.files
     )

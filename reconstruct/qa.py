@@ -69,9 +69,12 @@ def judge_qa(
     if not answer:
         return QaVerdict(None, Reason.NO_DELIVERABLE, "no file changed and no final answer")
     if not rules.QUESTION.search(request):
-        return QaVerdict(
-            None, Reason.NO_DELIVERABLE, "not phrased as a question, and no workspace file changed"
+        what = (  # "can we put more stuff into that? what about thinking levels etc.?"
+            "asks for work or advice, not a fact about the workspace"
+            if "?" in request
+            else "not phrased as a question"
         )
+        return QaVerdict(None, Reason.NO_DELIVERABLE, f"{what}, and no workspace file changed")
     follow = rules.FOLLOW_UP.match(request)
     if follow is None and len(request.split()) <= 2 * rules.FOLLOW_UP_WORDS:
         # "are you stupid? what about the tool and user bgs??": a short request that ends in

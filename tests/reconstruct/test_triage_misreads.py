@@ -592,3 +592,23 @@ def test_a_then_sent_while_the_turn_ran_joins_its_request() -> None:
     )
     found = candidates(s.say("Done.").events, replay(s.events, "/w"), steers={steer})
     assert [c.instruction for c in found.candidates][-1].startswith("the mul function")
+
+
+@pytest.mark.parametrize(
+    ("text", "detail"),
+    [
+        # apanloco's words, asking whether hosting needs anything (advice)
+        ("its just super beautiful i will host it on render.com now do we need something for "
+         "that? i don't think we need a Dockerfile",
+         "asks for work or advice, not a fact about the workspace, and no workspace file changed"),
+        # pi-mono: "ok write markdown, including code, tables, lists nested, etc. pp" (English)
+        ("ok write markdown, including code, tables, lists nested, etc. pp",
+         "no workspace file changed, and the request asks no question"),
+    ],
+)  # fmt: skip
+def test_the_detail_of_a_turn_that_changed_nothing_says_what_it_asked(
+    text: str, detail: str
+) -> None:
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    found = run(s.user(text).say("Sure, here is some markdown and a plan: first, second."))
+    assert [(d.reason.value, d.detail) for d in found.drops] == [("no_deliverable", detail)]
