@@ -299,10 +299,11 @@ def harness_error(answer: str) -> str | None:
     return m.group(0) if m else None
 
 
-def _cut_short(events: Sequence[Event], thread: Thread, changed: bool) -> str | None:
+def _cut_short(events: Sequence[Event], thread: Thread, moved: bool) -> str | None:
     """Why a thread cut off before it changed a file or ran a command that may have is no
-    task (what it said before the cut is no answer), or None."""
-    if thread.cut_off is None or changed or _touched(events, thread.first, thread.last):
+    task (what it said before the cut is no answer), or None. What it read on the way may
+    have taught replay files it had not seen: that is no change."""
+    if thread.cut_off is None or moved or _touched(events, thread.first, thread.last):
         return None
     return f"the turn was cut off before it delivered anything: {thread.cut_off!r}"
 
@@ -349,7 +350,7 @@ def judge(
         return drop(Reason.LIVE_STATE, "refers to a file attached from outside the workspace")
     edits = changed(thread.first, thread.last)
     moved = moved_work(events, thread.first, thread.last, roots)
-    if (cut := _cut_short(events, thread, edits or moved is not None)) is not None:
+    if (cut := _cut_short(events, thread, moved is not None)) is not None:
         return drop(Reason.HARNESS_ERROR, cut)
     left: Left = "changes" if edits or moved is not None else "answer" if answer else "nothing"
     live = live_reason(events, thread.first, thread.last, thread.request, roots, left)

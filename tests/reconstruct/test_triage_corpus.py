@@ -337,6 +337,11 @@ def test_calls_that_never_ran_a_home_spelt_root_and_suggested_work(
     out, summary = corpus
     (cut,) = [d for d in drops(summary, "large-session") if "only one file left" in d.text]
     assert cut.reason == Reason.HARNESS_ERROR and cut.detail.endswith("'terminated'")
+    # before-compaction's "alright, interactive-mode.ts, i feel like there's lots of code
+    # duplication …" read four files, then was aborted on an edit that never ran: what its
+    # reads taught replay is no change (it was "asks for advice ('can we')")
+    (dup,) = [d for d in drops(summary, "before-compaction") if "lots of code dup" in d.text]
+    assert dup.reason == Reason.HARNESS_ERROR
     (crash,) = [d for d in drops(summary, "large-session") if "got a crash" in d.text]
     assert crash.reason != Reason.LIVE_STATE and "nord.json" not in crash.detail
     # without pi-mono's repository config.ts is known only in part (with it, a task)

@@ -84,15 +84,22 @@ class ControlRunner:
         self.runner = runner_for(command, files or {})
         """The check's test runner, told from the command and the workspace ``files``'
         package.json (None: the check is judged by its exit code)."""
+        self.holds: Mapping[str, str] | None = files
+        """What the session's workspace holds untouched: the files it was opened on, until
+        the first run or reset (a run on them needs no reset: the environment's links and
+        compile steps were just made for them)."""
 
     def reset(self, files: dict[str, str]) -> None:
         """Make ``files`` the sandbox workspace."""
+        self.holds = None
         self.box.reset(write_tree(self.scratch / "ws", files))
 
     def run(self, files: dict[str, str], timeout: float, stop_early: bool = False) -> RunOutcome:
         """Run the check on ``files`` and judge it from its runner's report and exit code;
         ``stop_early``: stop at the first failing test where the runner can."""
-        self.reset(files)
+        if self.holds is None or self.holds != files:
+            self.reset(files)
+        self.holds = None
         if self.runner is None:
             return outcome_of(self.box.run(self.command, timeout=timeout), self.command, None)
         call = self.runner.invocation(self.command, stop_early)
