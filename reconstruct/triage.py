@@ -20,8 +20,15 @@ from dataclasses import dataclass, field
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
 from trajforge.reconstruct.shell import is_mutating
-from trajforge.reconstruct.triage_live import Left, Roots, live_reason, moved_work, ran
-from trajforge.reconstruct.triage_request import Known, body, resolve
+from trajforge.reconstruct.triage_live import (
+    Left,
+    Roots,
+    cut_off,
+    live_reason,
+    moved_work,
+    ran,
+)
+from trajforge.reconstruct.triage_request import Known, body, directs, resolve, untagged
 from trajforge.reconstruct.triage_text import (
     english,
     is_question,
@@ -236,18 +243,8 @@ def threads_of(
             continue
         threads.append(Thread(turn.index, last, turn.text, attachment=turn.attachment))
     for thread in threads:
-        thread.cut_off = _cut_off(events, cut_offs, thread)
+        thread.cut_off = cut_off(events, cut_offs, thread.first, thread.last)
     return Triage(threads, drops, merged)
-
-
-def _cut_off(events: Sequence[Event], cut_offs: Sequence[CutOff], thread: Thread) -> str | None:
-    """The failure of the thread's last cut-off turn when the assistant said nothing after it."""
-    inside = [c for c in cut_offs if thread.first <= c.after <= thread.last]
-    if not inside:
-        return None
-    after = events[inside[-1].after + 1 : thread.last + 1]
-    said = any(e.kind == "assistant" and e.text.strip() for e in after)
-    return None if said else inside[-1].failure
 
 
 def _replied(events: Sequence[Event], current: Thread, turn: Turn) -> str | None:
@@ -256,7 +253,7 @@ def _replied(events: Sequence[Event], current: Thread, turn: Turn) -> str | None
     the request, with the question it answers."""
     if word_count(turn.text) > turns.REPLY_MAX_WORDS or rules.ANCHOR.search(turn.text):
         return None  # long enough, or naming a file or code name, to be a request of its own
-    if _directs(body(turn.text)) or is_question(turn.text):
+    if directs(body(turn.text)) or is_question(turn.text):
         return None  # "can you make a LICENSE file with the MIT license?": a request or question
     if _touched(events, current.first, turn.index):
         return None
@@ -385,32 +382,13 @@ def _answers_question(events: Sequence[Event], thread: Thread, later: bool) -> s
     return f"answers the assistant's question ({m.group(0).strip()!r}…)"
 
 
-def _directs(request: str) -> bool:
-    """A sentence of the request asks for a change ("what's footer using? should be dimmer,
-    don't modify the theme, look into the footer sources"; "can you add some sfx?")."""
-    said = [s.strip() for s in turns.SENTENCE_END.split(request.strip())]
-    return any(
-        rules.POLITE_REQUEST.match(s) or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
-        for s in said
-    )
-
-
-def _untagged(request: str) -> str:
-    """The request without a closing tag question ("…\n\nor do you have other suggestions?",
-    "…, does that make sense?"): what it asks for is the statement before it."""
-    sentences = turns.SENTENCE_END.split(request.strip())
-    if len(sentences) > 1 and turns.TAG_QUESTION.match(sentences[-1]):
-        return request.strip()[: -len(sentences[-1])].rstrip()
-    return request
-
-
 def _unstated(
     thread: Thread, request: str, edits: bool, changed: Callable[[int, int], bool]
 ) -> str | None:
     """Why the thread's changes are not what its request asks for, or None: the request is a
     question, or an ack approved work the assistant proposed."""
-    request = _untagged(request)
-    if edits and is_question(request) and not _directs(request):
+    request = untagged(request)
+    if edits and is_question(request) and not directs(request):
         return "a question, not a request for the change made"
     for index in thread.approvals:
         if changed(index, thread.last):

@@ -23,7 +23,7 @@ from trajforge.reconstruct.paths import PathViolation, confine, home_of
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import Call, classify, live_command
-from trajforge.records import CHANGE_KINDS, Event, Reason
+from trajforge.records import CHANGE_KINDS, CutOff, Event, Reason
 
 __all__ = [
     "Left",
@@ -84,6 +84,19 @@ def _absolute(path: str, home: str | None) -> str | None:
     if path.startswith("~/") and home:
         path = home + path[1:]
     return posixpath.normpath(path) if path.startswith("/") else None
+
+
+def cut_off(
+    events: Sequence[Event], cut_offs: Sequence[CutOff], first: int, last: int
+) -> str | None:
+    """The failure of the span's last cut-off turn when the assistant said nothing after it
+    (a "continue" that finished the work leaves the thread finished)."""
+    inside = [c for c in cut_offs if first <= c.after <= last]
+    if not inside:
+        return None
+    after = events[inside[-1].after + 1 : last + 1]
+    said = any(e.kind == "assistant" and e.text.strip() for e in after)
+    return None if said else inside[-1].failure
 
 
 def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:

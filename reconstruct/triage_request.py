@@ -251,3 +251,22 @@ def _repeats_itself(before: str) -> bool:
 
 def _pasted(line: str) -> bool:
     return bool(rules.PASTED_LINE.match(line))
+
+
+def directs(request: str) -> bool:
+    """A sentence of the request asks for a change ("what's footer using? should be dimmer,
+    don't modify the theme, look into the footer sources"; "can you add some sfx?")."""
+    said = [s.strip() for s in turns.SENTENCE_END.split(request.strip())]
+    return any(
+        rules.POLITE_REQUEST.match(s) or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
+        for s in said
+    )
+
+
+def untagged(request: str) -> str:
+    """The request without a closing tag question ("…\n\nor do you have other suggestions?",
+    "…, does that make sense?"): what it asks for is the statement before it."""
+    sentences = turns.SENTENCE_END.split(request.strip())
+    if len(sentences) > 1 and turns.TAG_QUESTION.match(sentences[-1]):
+        return request.strip()[: -len(sentences[-1])].rstrip()
+    return request
