@@ -63,3 +63,12 @@ def home_of(root: str | None) -> str | None:
     the session's ``~`` stands for; None when the root is elsewhere."""
     m = HOME.match(root or "")
     return m.group(1) if m else None
+
+
+def home_spelling(root: str | None) -> str | None:
+    """The root as ``~/…`` (``/Users/me/proj`` → ``~/proj``), where it lies in a home folder:
+    how a shell prompt or a command names the workspace; None elsewhere."""
+    home = home_of(root)
+    if root is None or home is None or not root.startswith(home + "/"):
+        return None
+    return "~" + root[len(home) :]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trajforge.reconstruct import triage_rules_work as work
-from trajforge.reconstruct.paths import PathViolation, confine, home_of
+from trajforge.reconstruct.paths import PathViolation, confine, home_of, home_spelling
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import Call, classify, live_command
@@ -157,8 +157,8 @@ def workspace_command(command: str, root: str | None) -> str:
     if not root or root == "/":
         return command
     spellings = [root.rstrip("/")]
-    if (home := home_of(root)) is not None and root.startswith(home + "/"):
-        spellings.append("~" + root[len(home) :].rstrip("/"))
+    if (home := home_spelling(root)) is not None:
+        spellings.append(home.rstrip("/"))
     for spelling in spellings:
         folder = re.escape(spelling)
         command = re.sub(folder + r"/(?=[^\s'\"])", "", command)

@@ -16,7 +16,7 @@ from functools import cached_property
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
-from trajforge.reconstruct.paths import PathViolation, confine, home_of
+from trajforge.reconstruct.paths import PathViolation, confine, home_spelling
 from trajforge.reconstruct.triage_text import is_question, quoted_prose, word_count
 
 VAGUE = "a short follow-up that names no file, code identifier or quoted value"
@@ -133,8 +133,8 @@ def host_paths(text: str, root: str | None) -> str:
     if not root:
         return text
     spellings = {root, root.replace("/", "\\")}
-    if (home := home_of(root)) is not None and root.startswith(home + "/"):
-        spellings.add("~" + root[len(home) :])
+    if (home := home_spelling(root)) is not None:
+        spellings.add(home)
     for spelling in spellings:
         sep = "\\" if "\\" in spelling else "/"
         folder = re.escape(spelling.rstrip(sep))
@@ -225,10 +225,7 @@ def _restated(prose: str) -> str | None:
     named = {m.group(0) for m in rules.ANCHOR.finditer(rest)}
     if len(named) >= turns.RESTATED_ANCHORS:
         return rest
-    asks = any(
-        rules.POLITE_REQUEST.match(s) or turns.DIRECTIVE.match(s)
-        for s in turns.SENTENCE_END.split(rest)
-    )
+    asks = directs(rest)
     return rest if asks and named and word_count(rest) >= turns.RESTATED_WORDS else None
 
 

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from trajforge.reconstruct.families import is_source
 from trajforge.records import ANSWER_FAMILIES, Status
 from trajforge.splits.harbor_env import (
     checker_files,
@@ -51,6 +50,7 @@ from trajforge.verifiers.validate.runner_files import (
     CONFIG_NAMES,
     CONFIG_STEMS,
     STARTUP_NAMES,
+    is_fixture,
     runner_kind,
 )
 
@@ -204,12 +204,12 @@ def _check_files(item: LoadedTask, command: str) -> list[PackedFile]:
     start had it (a theme's JSON): test.sh lays them over /app with the hidden tests, as
     ``verify`` takes them from the task, so a solution cannot decide its own reward through
     them."""
-    start = {(f.path, f.content) for f in item.folders.get("workspace", ())}
+    start = {f.path: f.content for f in item.folders.get("workspace", ())}
     return [
         f
         for f in item.folders.get("oracle", ())
-        if runner_kind(f.path, command) != "source"
-        or (not is_source(f.path) and (f.path, f.content) in start)
+        if (kind := runner_kind(f.path, command)) != "source"
+        or is_fixture(f.path, kind, start.get(f.path), f.content)
     ]
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.validate.conftest import node_env_cache
-from tests.validate.test_real_typescript import _keyed, _score
+from tests.validate.test_real_typescript import _keyed, _zero_then_one
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.verifiers.validate.files import read_tree
@@ -70,16 +70,12 @@ def test_a_bun_app_is_proven_with_bun_test_and_scores_zero_then_one(
     assert any("@oven/bun-linux-x64@" in i for i in task.environment.recipes[0].install)
     assert task.validation.status == "accepted", task.validation.reasons
     assert "config" in task.instruction and "hidden" not in task.instruction.lower()
-    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
     wrong = {
-        "nothing": start,
-        "constants": {**start, INDEX: CONSTANTS},
-        "runner config": {**start, "core/bunfig.toml": '[test]\nroot = "./nothing"\n'},
+        "nothing": {},
+        "constants": {INDEX: CONSTANTS},
+        "runner config": {"core/bunfig.toml": '[test]\nroot = "./nothing"\n'},
     }
-    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
-    assert scores == dict.fromkeys(wrong, 0.0), scores
-    assert _score(task_dir, {**start, INDEX: UNLIKE.read_text()}, tmp_path / "unlike") == 1.0
-    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+    _zero_then_one(task_dir, tmp_path, wrong, {INDEX: UNLIKE.read_text()})
 
 
 # --- two later requests of the same session, accepted since session 20 ----------------------
@@ -103,20 +99,13 @@ JOINED_LOG = (
 """The structured startup line joined from its parts (the reference writes it in one string)."""
 
 
-def _zero_then_one(
+def _bun_zero_then_one(
     task_dir: Path, tmp_path: Path, wrong: dict[str, dict[str, str]], rewrite: dict[str, str]
 ) -> None:
     """The start, each of ``wrong`` and the runner hacks (files laid over the start) score 0;
     the start with ``rewrite`` laid over it, and the oracle, 1."""
-    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
-    wrong = {"nothing": {}, **wrong, **{path: {path: text} for path, text in RUNNER_HACK.items()}}
-    scores = {
-        name: _score(task_dir, {**start, **files}, tmp_path / f"wrong{n}")
-        for n, (name, files) in enumerate(wrong.items())
-    }
-    assert scores == dict.fromkeys(wrong, 0.0), scores
-    assert _score(task_dir, {**start, **rewrite}, tmp_path / "rewrite") == 1.0
-    assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0
+    hacks = {path: {path: text} for path, text in RUNNER_HACK.items()}
+    _zero_then_one(task_dir, tmp_path, {"nothing": {}, **wrong, **hacks}, rewrite)
 
 
 def test_the_entry_point_logging_through_the_shared_module_scores_zero_then_one(
@@ -136,7 +125,7 @@ def test_the_entry_point_logging_through_the_shared_module_scores_zero_then_one(
         'import { logger } from "./logging";', 'import * as log from "./logging";'
     )
     rewrite = body[: body.index("logger.info(")] + NAMESPACE_LOG
-    _zero_then_one(task_dir, tmp_path, {"imported, unused": {INDEX: unused}}, {INDEX: rewrite})
+    _bun_zero_then_one(task_dir, tmp_path, {"imported, unused": {INDEX: unused}}, {INDEX: rewrite})
 
 
 def test_the_structured_startup_line_scores_zero_then_one(
@@ -155,4 +144,4 @@ def test_the_structured_startup_line_scores_zero_then_one(
     bare = head + 'logger.info("Core // HTTP // Listening");\n'
     empty = head + "logger.info(`Core //  // Listening (port=${config.http.address_port})`);\n"
     wrong = {"no metadata": {INDEX: bare}, "an empty segment": {INDEX: empty}}
-    _zero_then_one(task_dir, tmp_path, wrong, {INDEX: head + JOINED_LOG})
+    _bun_zero_then_one(task_dir, tmp_path, wrong, {INDEX: head + JOINED_LOG})

@@ -266,19 +266,29 @@ def _scores_zero_then_one(
     and the runner import it is emptied to) emptied, a vitest configuration that finds no test
     (vitest tasks) and each of ``wrong_too`` (files laid over the start) score 0; the start
     with ``rewrite`` laid over it, and the oracle, 1."""
-    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
-    stub = stub_source(source, oracle[source])
+    stub = stub_source(source, (task_dir / "oracle" / source).read_text())
     assert stub is not None
     wrong = {
-        "nothing": start,
-        "stub": {**start, source: stub},
-        "hidden test emptied": {**start, hidden[0]: f'import "{hidden[1]}";\n'},
+        "nothing": {},
+        "stub": {source: stub},
+        "hidden test emptied": {hidden[0]: f'import "{hidden[1]}";\n'},
     }
     if hidden[1] == "vitest":
         config = f"{hidden[0].split('/test/')[0]}/vitest.config.ts"
-        wrong["runner config runs no test"] = {**start, config: VITEST_NOTHING}
-    wrong |= {name: {**start, **files} for name, files in (wrong_too or {}).items()}
-    scores = {name: _score(task_dir, files, tmp_path / name) for name, files in wrong.items()}
+        wrong["runner config runs no test"] = {config: VITEST_NOTHING}
+    _zero_then_one(task_dir, tmp_path, wrong | (wrong_too or {}), rewrite)
+
+
+def _zero_then_one(
+    task_dir: Path, tmp_path: Path, wrong: dict[str, dict[str, str]], rewrite: dict[str, str]
+) -> None:
+    """Each of ``wrong`` (files laid over the start) scores 0; the start with ``rewrite`` laid
+    over it, and the oracle, 1."""
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    scores = {
+        name: _score(task_dir, {**start, **files}, tmp_path / f"wrong{n}")
+        for n, (name, files) in enumerate(wrong.items())
+    }
     assert scores == dict.fromkeys(wrong, 0.0), scores
     assert _score(task_dir, {**start, **rewrite}, tmp_path / "rewrite") == 1.0
     assert _score(task_dir, oracle, tmp_path / "oracle") == 1.0

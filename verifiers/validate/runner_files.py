@@ -138,7 +138,9 @@ def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
         if _cache(path):
             continue
         kind = "test" if path in task.hidden else runner_kind(path, task.command)
-        if kind in ("test", "startup") or _fixture(task, path, kind):
+        if kind in ("test", "startup") or is_fixture(
+            path, kind, task.start.get(path), task.oracle.get(path)
+        ):
             if owned.get(path) != text:
                 set_aside.append(path)
             continue
@@ -152,14 +154,13 @@ def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
     return Screened(files, tuple(set_aside), tuple(tampering))
 
 
-def _fixture(task: TaskView, path: str, kind: RunnerKind) -> bool:
+def is_fixture(path: str, kind: RunnerKind, start: str | None, oracle: str | None) -> bool:
     """Documentation, configuration or data (what triage calls no coding work, not the
-    runner's own configuration) that the reference left as the start had it: the task's. A
-    solution that recolours a theme file its task says to leave alone, to pass tests that read
-    the colour through it, is judged on its code."""
-    if kind != "source" or is_source(path) or path not in task.start:
-        return False
-    return task.oracle.get(path) == task.start[path]
+    runner's own configuration: ``kind`` is ``source``) that the reference left as the start
+    had it (``start``, ``oracle``: its texts there, None where absent): the task's. A solution
+    that recolours a theme file its task says to leave alone, to pass tests that read the
+    colour through it, is judged on its code. Harbor's test.sh lays the same files."""
+    return kind == "source" and not is_source(path) and start is not None and start == oracle
 
 
 def _tampers(kind: RunnerKind, path: str, text: str, before: list[str]) -> str | None:
