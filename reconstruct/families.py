@@ -19,7 +19,13 @@ from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
 from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
-from trajforge.reconstruct.triage_live import Roots, live_reason, session_roots, workspace_command
+from trajforge.reconstruct.triage_live import (
+    Roots,
+    live_reason,
+    released,
+    session_roots,
+    workspace_command,
+)
 from trajforge.reconstruct.triage_request import Known, host_paths
 from trajforge.reconstruct.triage_text import english
 from trajforge.records import CHANGE_KINDS, AnswerKey, CutOff, Event, Family, Reason
@@ -137,7 +143,8 @@ def candidates(
         if drop is not None and (drop.reason == Reason.NOT_SELF_CONTAINED or thread.attachment):
             # what it changed decides before how it was asked (or what it was shown)
             edited = _edited(events, thread.first, thread.last, state.root)
-            drop = _docs_drop(thread.first, thread.last, thread.request, state, edited) or drop
+            span = (thread.first, thread.last)
+            drop = _docs_drop(events, span, thread.request, state, edited) or drop
         if drop is not None:
             drops.append(drop)
             continue
@@ -170,10 +177,14 @@ def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
 
 
 def _docs_drop(
-    first: int, last: int, request: str, state: Replay, edited: Sequence[str] = ()
-) -> Drop | None:
+    events: Sequence[Event], span: tuple[int, int], request: str, state: Replay,
+    edited: Sequence[str] = (),
+) -> Drop | None:  # fmt: skip
     """The docs_only drop of an episode whose changes are all documentation or configuration
-    (``edited``: the files its edit calls named, for when replay could not follow them)."""
+    (``edited``: the files its edit calls named, for when replay could not follow them). One
+    that also published a release (a version bump and its changelog, then ``npm publish``)
+    delivered the release: ``live_state``."""
+    first, last = span
     start, end = state.state_at(first), state.state_at(last)
     created, modified = _changed(start, end)
     changed = created + modified + _deleted(start, end) or list(edited)
@@ -181,6 +192,9 @@ def _docs_drop(
         return None
     listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
     detail = f"changes only documentation or configuration ({listed})"
+    if (release := released(events, first, last)) is not None:
+        detail = f"publishes a release ({release}); {detail}"
+        return Drop(Reason.LIVE_STATE, first, last, detail, request[:160])
     return Drop(Reason.DOCS_ONLY, first, last, detail, request[:160])
 
 
@@ -210,7 +224,7 @@ def _thread_candidate(
     if not mutated:
         commands = _relative_commands(events, episode, state.root)
         return _qa_candidate(commands, episode, start, thread.request)
-    return _episode_candidate(episode, start, state, runs)
+    return _episode_candidate(events, episode, start, state, runs)
 
 
 def _relative_commands(events: Sequence[Event], episode: Episode, root: str | None) -> list[Event]:
@@ -262,14 +276,16 @@ def _qa_candidate(
 
 
 def _episode_candidate(
-    episode: Episode, start: Snapshot, state: Replay, runs: Sequence[CheckRun]
-) -> Candidate | Drop:
+    events: Sequence[Event], episode: Episode, start: Snapshot, state: Replay,
+    runs: Sequence[CheckRun],
+) -> Candidate | Drop:  # fmt: skip
     end = state.state_at(episode.last)
     created, modified = _changed(start, end)
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
     if not created and not modified:
         return _unchanged(episode, state, end)
-    if (docs := _docs_drop(episode.first, episode.last, episode.request, state)) is not None:
+    span = (episode.first, episode.last)
+    if (docs := _docs_drop(events, span, episode.request, state)) is not None:
         return docs
     passing = [r for r in runs if episode.first <= r.result <= episode.last and r.passed]
     command = run_command(passing[-1], state.root) if passing else None

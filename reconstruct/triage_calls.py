@@ -118,6 +118,8 @@ def _subcommand(name: str, args: Sequence[str], command: str) -> tuple[Kind, str
         return _forge(name, verbs, command)
     if sub in work.PUBLISH_SUBCOMMANDS.get(name, ()):
         return "publish", label
+    if sub == "run" and name in work.RUN_SCRIPTS and set(verbs[1:2]) & work.RELEASE_SCRIPTS:
+        return "publish", f"`{name} run {verbs[1]}`"  # the project's own publish script
     if sub in work.EFFECT_SUBCOMMANDS.get(name, ()):
         return "effect", label
     if name == "git" and sub == "remote" and not set(verbs[1:2]) & work.GIT_REMOTE_READS:

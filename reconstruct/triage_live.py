@@ -107,6 +107,20 @@ def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:
     )
 
 
+def released(events: Sequence[Event], first: int, last: int) -> str | None:
+    """The first release the span carried out (``npm publish``, ``npm run publish``, ``cargo
+    publish``, ``gh release …``: ``work.RELEASES``), as "event N: runs `…`", or None."""
+    done = ran(events, first, last)
+    for index in range(first, min(last, len(events) - 1) + 1):
+        event = events[index]
+        if event.kind != "tool_call" or event.call_id not in done:
+            continue
+        found = classify(event, index)
+        if found is not None and found.kind == "publish" and work.RELEASES.search(found.what):
+            return f"event {index}: {found.what}"
+    return None
+
+
 def session_roots(events: Sequence[Event], root: str | None) -> Roots:
     """The replay root and the project folders the session moved to: a folder it ``cd``-ed
     into or ran in (a call's recorded cwd) that holds a file its file tools read or changed,

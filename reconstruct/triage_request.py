@@ -171,7 +171,8 @@ def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]], known: K
         return f"pasted output with little request around it ({words} word(s))"
     short = words <= rules.SHORT_REQUEST_WORDS
     anchored = bool(rules.ANCHOR.search(prose)) or any(n.search(prose) for n in names)
-    found = _points_back(prose, later, short, anchored)
+    shown = pasted and prose.strip().split("\n", 1)[0].rstrip().endswith(":")
+    found = _points_back(prose, later, short, anchored or shown)
     if found == VAGUE and known.names_in_words(prose):
         return None  # "our themes need explicit tokens for the thinking level border"
     return found
@@ -194,14 +195,15 @@ def _prose(text: str) -> tuple[str, bool]:
 
 def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | None:
     """A later turn that corrects the assistant, or a short one that points back
-    (``anchored``: it names a file, an identifier or a value)."""
+    (``anchored``: it names a file, an identifier or a value, or pastes what it is about under
+    a line that introduces it: "then we need to tackle this bash issue:\n\n{…}")."""
     if later:
         while (m := rules.CHAT_OPENER.match(prose)) is not None:
             rest = _restated(prose) if rules.CORRECTION.match(m.group(0)) else prose[m.end() :]
             if rest is None:
                 return f"answers the assistant ({m.group(0).strip()!r}…)"
             prose = rest  # "ok, …" / "oh, …": judge what follows
-    if rules.DEPENDENT_START.match(prose):
+    if rules.DEPENDENT_START.match(prose) and not (anchored and rules.SEQUENCE.match(prose)):
         return "continues the previous turn"
     if later and short and (m := rules.DENIES_LAST.match(prose)) is not None:
         return f"answers the assistant ({m.group(0).strip()!r}…)"

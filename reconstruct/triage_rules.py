@@ -246,10 +246,19 @@ QUOTE_CHARS = 20
 the turn replies to that message ("- selectSession() function … this belongs in …")."""
 
 DEPENDENT_START = re.compile(
-    r"(?i)^\s*(?:(?:and|also|but|then|nvm|wait|actually|instead|undo|revert|same|"
-    r"why (?:did|do|does|would) you)\b|no\s*[,.!:;-]|no\s+(?:that|this|it|the|we|you|not)\b)"
+    r"(?i)^\s*(?:@[\w-]+\s+)?(?:(?:and|also|but|then|nvm|wait|actually|instead|undo|revert|same|"
+    r"why (?:did|do|does|would) you|(?:once|when) (?:done|finished|(?:you(?:'re| are)|that's) "
+    r"(?:done|finished))|after (?:that|this))\b|no\s*[,.!:;-]|"
+    r"no\s+(?:that|this|it|the|we|you|not)\b)"
 )
-"""Openings that continue the previous turn ('and a /scrape_doc command', 'undo those')."""
+"""Openings that continue the previous turn ('and a /scrape_doc command', 'undo those', 'once
+done, commit'), also after an ``@agent`` mention ('@gitter Once done …')."""
+
+SEQUENCE = re.compile(
+    r"(?i)^\s*(?:and |also |then |after that,? |next,? )*(?:we need to|we should|let'?s)\b"
+)
+"""A turn that moves on to the next piece of work ("then we need to tackle this bash issue:
+…"): with its subject named or pasted it stands alone."""
 
 CHAT_OPENER = re.compile(
     r"(?i)^\s*(?:no|nope|nah|yes|yeah|yep|ok(?:ay)?|well|hm+|wait|btw|so+|oh|ah|aha|alright|"

@@ -130,6 +130,19 @@ PUBLISH_SUBCOMMANDS = {
 }
 """Subcommands that hand the workspace's result to a remote or a registry."""
 
+RUN_SCRIPTS = frozenset({"npm", "pnpm", "yarn", "bun"})
+RELEASE_SCRIPTS = frozenset({"publish", "release", "deploy"})
+"""``npm run publish``: a project's own script of that name publishes (pi-mono's runs
+``npm publish -ws``)."""
+
+RELEASES = re.compile(
+    r"`(?:(?:npm|pnpm|yarn|bun) (?:publish|run (?:publish|release|deploy))|cargo publish|"
+    r"twine upload|uv publish|(?:docker|podman) push|(?:gh|glab) release)\b"
+)
+"""Publish calls (their label) that are a release: a package, an image or a forge release
+handed out. A ``git push`` hands over commits, and a pull request asks for review: neither is
+the release itself."""
+
 OBSERVE_SUBCOMMANDS = {
     "git": frozenset({"pull", "fetch", "clone", "ls-remote", "remote", "submodule"}),
     "pip": frozenset({"download"}),

@@ -54,16 +54,30 @@ def created_ms(info: Json) -> int:
     return int(created) if isinstance(created, int | float) else 0
 
 
+def _completed_ms(info: Json) -> int:
+    """When an assistant message finished (0: unknown): a user message created before then was
+    queued while the agent worked, and opencode's loop went on with it."""
+    done = _dict(info.get("time")).get("completed")
+    return int(done) if isinstance(done, int | float) else 0
+
+
 def build_session(raw: RawSession) -> Session:
     """Normalise a session's messages and parts into events."""
     events: list[Event] = []
     cut_offs: list[CutOff] = []
+    steers: list[int] = []
     skipped: Counter[str] = Counter()
+    running_until = 0  # when the last assistant message completed (ms; 0: unknown)
     for message in raw.messages:
         role = message.info.get("role")
         if role == "user":
-            events.extend(_user_events(message, skipped))
+            texts = _user_events(message, skipped)
+            if texts and 0 < created_ms(message.info) < running_until:  # sent while it worked
+                steers.append(len(events))
+            running_until = 0
+            events.extend(texts)
         elif role == "assistant" and message.info.get("summary") is not True:
+            running_until = _completed_ms(message.info)
             events.extend(_assistant_events(message, skipped))
             if (failure := _failure(message.info.get("error"))) is not None:
                 cut_offs.append(CutOff(after=len(events) - 1, failure=failure))
@@ -75,6 +89,7 @@ def build_session(raw: RawSession) -> Session:
         warnings=tuple(raw.warnings),
         skipped=dict(skipped),
         cut_offs=tuple(cut_offs),
+        steers=tuple(steers),
     )
 
 

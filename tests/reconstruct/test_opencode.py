@@ -447,3 +447,31 @@ def test_generator_runs_real_opencode(tmp_path: Path) -> None:
     check(BY_NAME["qa"], export)
     session = one(dump(tmp_path, export, "qa.json"))
     assert [e.kind for e in session.events] == expected_kinds(BY_NAME["qa"])
+
+
+def test_a_message_created_while_the_agent_worked_is_a_steer(tmp_path: Path) -> None:
+    """opencode queues a message sent while the agent works, and its loop goes on with it: the
+    message's ``time.created`` is before the running assistant message's ``time.completed``
+    (dark-factory's "@gitter Once done until all changes are commited …"). One sent after the
+    reply finished is not."""
+    data = load("extend")
+    messages = data["messages"]
+    running = messages[2]["info"]["time"]
+    first_user = messages[0]
+    queued = json.loads(json.dumps(first_user))
+    queued["info"]["id"] = "msg_queued"
+    queued["info"]["time"] = {"created": running["completed"] - 100}
+    for part in queued["parts"]:
+        part["id"] = f"{part['id']}_q"
+        part["messageID"] = "msg_queued"
+        if part.get("type") == "text":
+            part["text"] = "once done, run the tests"
+    later = json.loads(json.dumps(queued))
+    later["info"]["id"] = "msg_later"
+    later["info"]["time"] = {"created": messages[-1]["info"]["time"]["completed"] + 100}
+    data["messages"] = [*messages[:3], queued, *messages[3:], later]
+    session = one(dump(tmp_path, data))
+    users = [i for i, e in enumerate(session.events) if e.kind == "user"]
+    assert len(users) == 3
+    assert session.steers == (users[1],)
+    assert one(FIXTURES / "extend.json").steers == ()

@@ -73,9 +73,9 @@ def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummar
     (grant,) = drops(summary, "Battle-Cities")
     assert grant.reason == Reason.NO_DELIVERABLE and "git remote" not in grant.detail
     gitter = [d for d in drops(summary, "dark-factory") if d.text.startswith("@gitter")]
-    # a sub-agent commits; where the thread has edits of its own (quiet-meadow: only
-    # .gitignore), what it changed decides before how it was asked: docs_only
-    assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED, Reason.DOCS_ONLY}
+    # a sub-agent commits; quiet-meadow's "@gitter Once done …", queued while the agent
+    # worked on "Setup a Git Ignore …", joined that request (its .gitignore: docs_only)
+    assert gitter and {d.reason for d in gitter} == {Reason.DELEGATED}
     # "create an AGENTS.md file", "Remove build + test info from AGENTS.md", "ADd 1. … "
     # (a TODO.md line): documentation only, no longer extend tasks
     agents = [d for d in drops(summary, "quiet-meadow") if "AGENTS" in d.text]
@@ -350,3 +350,28 @@ def test_calls_that_never_ran_a_home_spelt_root_and_suggested_work(
     kept = [t.instruction for t in tasks(out)]
     assert any(i.startswith("how about you kill the entire file") for i in kept)
     assert any(i.startswith("no, that's not it, bot use the dark theme") for i in kept)
+
+
+def test_queued_messages_a_pasted_subject_and_a_release(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """Read against the raw sessions (session 21's read of every drop): dark-factory's
+    "Setup a Git Ignore for Rust + NodeJS / BunJS" (opencode) was "no file changed", because
+    "@gitter Once done until all changes are commited …", created while the agent still worked
+    on it (its ``time.created`` before the running message's ``time.completed``), took the
+    .gitignore edit: queued, and "once done", it joins the request (docs_only, .gitignore).
+    pi-mono's "then we need to tackle this bash issue:" pastes the issue it means (it was
+    "continues the previous turn"). ("read README.md that details everything" ended in
+    ``npm run publish`` after a version bump and its changelog: with pi-mono's repository
+    supplied it is live_state, the release being the deliverable; it was docs_only. Without
+    the repository, as here, its changes are known only in part:
+    ``test_triage_misreads.py`` keeps the rule's pair.)"""
+    _, summary = corpus
+    meadow = drops(summary, "quiet-meadow")
+    (ignore,) = [d for d in meadow if d.text.startswith("Setup a Git Ignore")]
+    assert ignore.reason == Reason.DOCS_ONLY and ".gitignore" in ignore.detail
+    assert not [d for d in meadow if d.text.startswith("@gitter Once done")]
+    (bash,) = [d for d in drops(summary, "before-compaction") if "this bash issue" in d.text]
+    assert bash.reason == Reason.NO_DELIVERABLE
+    (release,) = [d for d in drops(summary, "large-session") if "details everything" in d.text]
+    assert release.reason == Reason.NOT_SELF_CONTAINED and "approved work" in release.detail

@@ -612,3 +612,64 @@ def test_the_detail_of_a_turn_that_changed_nothing_says_what_it_asked(
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     found = run(s.user(text).say("Sure, here is some markdown and a plan: first, second."))
     assert [(d.reason.value, d.detail) for d in found.drops] == [("no_deliverable", detail)]
+
+
+@pytest.mark.parametrize(
+    ("steer", "joins"),
+    [
+        # dark-factory (opencode, queued while the agent worked): "@gitter Once done until all
+        # changes are commited (empty git status)" — sequenced after the running request
+        ("@gitter Once done until all changes are commited (empty git status)", True),
+        ("once you're done, run the tests and commit", True),
+        ("after that, commit everything", True),
+        # a queued request of its own stays its own thread
+        ("Remove build + test info from AGENTS.md for now", False),
+    ],
+)
+def test_a_message_queued_for_after_the_running_work_joins_it(steer: str, joins: bool) -> None:
+    s = Script().user("Setup a Git Ignore for Rust + NodeJS / BunJS")
+    s.read("src/app.ts", "export const a = 1\n")
+    queued = len(s.events)
+    s.user(steer).write(".gitignore", "target/\nnode_modules/\n").say("Done.")
+    found = candidates(s.events, replay(s.events, "/w"), steers={queued})
+    assert [d.text.split()[0] for d in found.drops][:1] == ["Setup"]
+    assert (len(found.drops) == 1) is joins
+    assert found.drops[0].reason.value == ("docs_only" if joins else "no_deliverable")
+
+
+@pytest.mark.parametrize(
+    ("text", "continues"),
+    [
+        # pi-mono: the issue it means is pasted under the line that introduces it
+        ('then we need to tackle this bash issue:\n\n{"type":"message","timestamp":"2025-12-09T00'
+         ':20:16.036Z","message":{"role":"assistant","content":[{"type":"toolCall"}]}}\n\ngive '
+         "me a root cause analysis and a plan on how to fix this", False),
+        ("then we need to fix the parser in calc.py so empty lines parse", False),
+        # the same opening without a subject of its own still continues the turn
+        ("then we need to fix it so it handles the empty case too", True),
+        ("and let's also do the same for calc.py", True),
+    ],
+)  # fmt: skip
+def test_moving_on_to_named_or_pasted_work_stands_alone(text: str, continues: bool) -> None:
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    found = run(s.user(text).say("The root cause is the parser: first …, then …"))
+    details = [d.detail for d in found.drops]
+    assert (details[:1] == ["continues the previous turn"]) is continues or (
+        continues and details[0].startswith("refers back")
+    )
+
+
+def test_a_release_of_only_docs_and_config_is_live_state() -> None:
+    # pi-mono: a version bump and its changelog, committed, tagged and published with the
+    # project's `npm run publish`: the release is the deliverable (it was docs_only)
+    s = Script().user("bump the version to 0.8.0, update the CHANGELOG and release it")
+    s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
+    s.shell("git commit -am 'Release v0.8.0' && git tag v0.8.0", 0)
+    published = s.shell("npm run publish", 0, "+ pkg@0.8.0").say("Released 0.8.0.")
+    (drop,) = run(published).drops
+    assert drop.reason.value == "live_state" and "`npm run publish`" in drop.detail
+    # the same docs change pushed to a branch is still documentation
+    s = Script().user("update the CHANGELOG for 0.8.0 and push it")
+    s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
+    (drop,) = run(s.shell("git push origin main", 0).say("Pushed.")).drops
+    assert drop.reason.value == "docs_only"
