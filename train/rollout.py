@@ -122,7 +122,7 @@ def score(spec: RolloutSpec, ws: Path, answer: str | None) -> tuple[float, tuple
     elif task.verifier.command is None:
         raise UsageError(f"task {task.id} has no check command and is not a qa task")
     else:
-        result = verify_files(spec.task_dir, task, ws, spec.setup.verifier)
+        result = verify_files(spec.task_dir, task, ws, spec.setup.verifier, whole=True)
     return result.reward, result.tests
 
 

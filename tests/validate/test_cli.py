@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def _task_dir(out: Path, family: str) -> Path:
     return next(p for p in (out / "tasks").iterdir() if p.name.startswith(family))
 
 
-def test_verify_files_oracle_full_reward_workspace_less(repair_out: Path) -> None:
+def test_verify_files_oracle_full_reward_workspace_less(repair_out: Path, tmp_path: Path) -> None:
     task_dir = _task_dir(repair_out, "repair")
     good = cli("verify", str(task_dir), "--files", str(task_dir / "oracle"), "--json")
     assert good.returncode == 0, good.stderr
@@ -60,6 +61,15 @@ def test_verify_files_oracle_full_reward_workspace_less(repair_out: Path) -> Non
     )
     assert bad["reward"] < 1 and not bad["passed"]
     assert [t["name"] for t in bad["tests"] if t["outcome"] == "fail"] == ["test_calc::test_below"]
+    # --whole: DIR is the entire final workspace, so the module it lacks was deleted
+    gone = tmp_path / "gone"
+    shutil.copytree(task_dir / "oracle", gone)
+    (gone / "calc.py").unlink()
+    laid = json.loads(cli("verify", str(task_dir), "--files", str(gone), "--json").stdout)
+    assert [t["name"] for t in laid["tests"] if t["outcome"] != "pass"] == ["test_calc::test_below"]
+    whole = cli("verify", str(task_dir), "--files", str(gone), "--whole", "--json")
+    assert whole.returncode == 0, whole.stderr
+    assert not [t for t in json.loads(whole.stdout)["tests"] if t["outcome"] == "pass"]
 
 
 def test_verify_answer_right_and_wrong(repair_out: Path) -> None:

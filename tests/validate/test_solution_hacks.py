@@ -201,3 +201,32 @@ def test_fixtures_the_reference_left_alone_are_the_tasks() -> None:
     kept = screen(task, {"src/light.json": mine, "src/new.json": "{}", "package.json": '{"a":1}'})
     assert kept.set_aside == () and kept.files["src/light.json"] == mine
     assert kept.files["src/new.json"] == "{}" and kept.files["package.json"] == '{"a":1}'
+
+
+def test_a_whole_final_workspace_deletes_what_it_lacks_except_the_tasks_files() -> None:
+    """pi-mono's "move src/utils/config.ts to src/": a rollout that moved the module but left
+    ``changelog.ts`` importing ``./config.js`` scored 1, because verify laid the final
+    workspace over the start and so brought the deleted module back. A rollout's workspace is
+    whole (``whole=True``): a source file of the start it lacks was deleted. The task's files —
+    its tests, start-up files and fixtures the reference left alone — cannot be taken away;
+    files laid over the start (``trajforge verify --files`` without ``--whole``) delete
+    nothing."""
+    task = TaskView(
+        start={"src/utils/config.ts": "export const A = 1;\n", "src/utils/changelog.ts":
+               'export { A } from "./config.js";\n', "src/theme.json": "{}\n",
+               "test/changelog.test.ts": "import '../src/utils/changelog';\n"},
+        oracle={"src/config.ts": "export const A = 1;\n", "src/utils/changelog.ts":
+                'export { A } from "../config.js";\n', "src/theme.json": "{}\n",
+                "test/changelog.test.ts": "import '../src/utils/changelog';\n"},
+        hidden={"test/config.hidden.test.ts": "import '../src/config';\n"},
+        command="npx vitest run",
+    )  # fmt: skip
+    moved = {"src/config.ts": "export const A = 1;\n"}  # changelog.ts left as it was
+    whole = screen(task, {**moved, "src/utils/changelog.ts": task.start["src/utils/changelog.ts"]},
+                   whole=True)  # fmt: skip
+    assert "src/utils/config.ts" not in whole.files
+    assert {"src/theme.json", "test/changelog.test.ts", "test/config.hidden.test.ts"} <= set(
+        whole.files
+    )
+    laid = screen(task, moved)
+    assert "src/utils/config.ts" in laid.files and "src/config.ts" in laid.files

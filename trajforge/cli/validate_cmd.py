@@ -135,6 +135,11 @@ def verify(
     files: Path | None = typer.Option(
         None, "--files", help="Solution files laid over the workspace."
     ),
+    whole: bool = typer.Option(
+        False,
+        "--whole",
+        help="--files is the whole final workspace: start files missing from it were deleted.",
+    ),
     answer: str | None = typer.Option(None, "--answer", help="Answer text (qa tasks)."),
     backend: str = typer.Option("local", "--sandbox", help="Sandbox backend: local or docker."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
@@ -152,7 +157,7 @@ def verify(
         result = verify_answer(task, answer)
     else:
         assert files is not None
-        result = verify_files(task_dir, task, files, _sandbox(backend))
+        result = verify_files(task_dir, task, files, _sandbox(backend), whole)
     if as_json:
         print_json({"task": task.id, **result.model_dump(mode="json", exclude_none=True)})
         return

@@ -129,10 +129,19 @@ def runner_kind(path: str, command: str) -> RunnerKind:
     return "source"
 
 
-def screen(task: TaskView, solution: Mapping[str, str]) -> Screened:
-    """``solution`` over the task's start, with the task's tests and start-up files on top."""
+def screen(task: TaskView, solution: Mapping[str, str], whole: bool = False) -> Screened:
+    """``solution`` over the task's start, with the task's tests and start-up files on top.
+    ``whole``: the solution is the entire final workspace (a rollout's), so a file of the
+    start it lacks was deleted — unless the file is the task's (a test, a start-up file, a
+    fixture the reference left alone), which a solution cannot take away."""
     owned = {**task.start, **task.oracle, **task.hidden}
     files = dict(task.start)
+    for path in [p for p in task.start if whole and p not in solution]:
+        kind = runner_kind(path, task.command)
+        if kind not in ("test", "startup") and not is_fixture(
+            path, kind, task.start[path], task.oracle.get(path)
+        ):
+            del files[path]
     set_aside, tampering = [], []
     for path, text in sorted(solution.items()):
         if _cache(path):

@@ -48,13 +48,17 @@ def verify_answer(task: Task, answer: str) -> VerifyResult:
     )
 
 
-def verify_files(task_dir: Path, task: Task, solution: Path, sandbox: Sandbox) -> VerifyResult:
-    """Reward of a solution folder for a build / extend / repair task."""
+def verify_files(
+    task_dir: Path, task: Task, solution: Path, sandbox: Sandbox, whole: bool = False
+) -> VerifyResult:
+    """Reward of a solution folder for a build / extend / repair task. ``whole``: the folder is
+    the entire final workspace (files of the start it lacks were deleted), not files laid over
+    the start."""
     if task.family == "qa" or task.verifier.kind == "answer" or task.verifier.command is None:
         raise UsageError(f"task {task.id} is answered, not built: give --answer TEXT")
     if not solution.is_dir():
         raise UsageError(f"--files {solution}: not a directory")
-    screened = screen(task_view(task_dir, task), read_tree(solution))
+    screened = screen(task_view(task_dir, task), read_tree(solution), whole)
     if screened.tampering:
         return _tampered(screened)
     sandbox = for_task(task_dir, task, sandbox).sandbox  # its environment, as validation used
