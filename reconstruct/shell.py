@@ -33,7 +33,8 @@ _MUTATING = re.compile(
         sed\s+(-[a-zA-Z]*i|--in-place)
       | perl\s+-[0-9acnpstuwlTUWXS]*i
       | tee\b | mv\b | cp\b | rm\b | touch\b | mkdir\b | ln\b | truncate\b | patch\b
-      | git\s+(checkout|restore|apply|reset|stash|mv|rm|revert|cherry-pick|merge|rebase|pull)\b
+      | git\s+checkout\b(?!\s+-[bB]\s+[^\s;&|()]+\s*(?:$|[;&|)\n]))  # not a new branch at HEAD
+      | git\s+(restore|apply|reset|stash|mv|rm|revert|cherry-pick|merge|rebase|pull)\b
       | (npm|pnpm|yarn)\s+(init|install|i|add|create)\b
       | npx\b | cargo\s+(new|init|fmt|fix) | go\s+(mod|generate|fmt)\b
       | (black|isort|prettier|gofmt|rustfmt)\b | ruff\s+(format|check\s+.*--fix)

@@ -388,8 +388,8 @@ def _unstated(
     """Why the thread's changes are not what its request asks for, or None: the request is a
     question, or an ack approved work the assistant proposed."""
     request = untagged(request)
-    if edits and is_question(request) and not directs(request):
-        return "a question, not a request for the change made"
+    if edits and is_question(request) and not directs(request) and not thread.asked:
+        return "a question, not a request for the change made"  # unless it approved a proposal
     for index in thread.approvals:
         if changed(index, thread.last):
             return (

@@ -275,6 +275,13 @@ musing before a new request ("hmmmm could we have a file watcher for the custom 
 "hmmm, the theme selector needs to push the update to the next tick") is not correcting; what
 follows is judged on its own ("hmm, no, …" still corrects)."""
 
+SOFT_CORRECTION = re.compile(r"(?i)^\s*(?:wait|actually)\b")
+"""Correction openers a person also uses before a question of their own ("wait, do we only have
+a single link color?"): what follows is judged on its own when it asks about the workspace."""
+
+SECOND_PERSON = re.compile(r"(?i)\b(?:you|your|you'?re|you'?ve)\b")
+"""Words that address the assistant: a question with them is about its last turn."""
+
 DENIES_LAST = re.compile(
     r"(?i)^\s*(?:that|this|it)\S{0,3}\s*(?:is|was|s)?\s*"
     r"(?:not|n't|isn'?t|wasn'?t|doesn'?t|didn'?t)\b"

@@ -221,12 +221,17 @@ def test_a_short_reply_to_the_assistants_question_is_part_of_its_thread(
     """pi-mono's large session: "wait, do we only have a single link color? …" — "Should I
     add a new token like `mdLinkUrl` to the theme system …?" — "yes, in old pi link url as
     666666". The reply is no request of its own (it was dropped as "names no … value", and
-    666666 is a value): it joins the thread it answers, which stays dropped as a correction."""
-    _, summary = corpus
+    666666 is a value): it joins the thread it answers. The "wait," opens a question that names
+    its own subject, not a correction of the last turn (it was "answers the assistant", a real
+    task lost: session 22's read of 50 random drops), and the approved proposal states the
+    change: a task, its instruction holding the question, the proposal and the reply."""
+    out, summary = corpus
     large = drops(summary, "large-session")
     assert not [d for d in large if d.text.startswith("yes, in old pi")]
-    (link,) = [d for d in large if d.text.startswith("wait, do we only have a single link")]
-    assert link.reason == Reason.NOT_SELF_CONTAINED and "answers the assistant" in link.detail
+    assert not [d for d in large if d.text.startswith("wait, do we only have a single link")]
+    (link,) = [t for t in tasks(out) if t.instruction.startswith("wait, do we only have a sin")]
+    assert 'the reply: "yes, in old pi link url as 666666")' in link.instruction
+    assert "mdLinkUrl" in link.instruction
 
 
 def test_a_request_that_names_code_in_words_is_kept(

@@ -295,8 +295,8 @@ def test_a_later_request_that_muses_or_names_a_file_in_words_is_kept(request_tex
     ("request_text", "why"),
     [
         ("hmm, no, use pnpm instead", "answers the assistant"),
-        ("wait, do we only have a single link color? we have link text and link link they are "
-         "different in old pi", "answers the assistant ('wait,'"),
+        ("wait, does it handle the empty case too?", "answers the assistant ('wait,'"),
+        ("actually, why did you change the colors?", "answers the assistant ('actually,'"),
         # pi-mono's large session: the agent had edited the wrong prompt; the turn names a
         # file, but what to do there is the previous turn's (a typo inside "that's" too)
         ("thatÄ's not the system prompt. see main.ts", "answers the assistant"),
@@ -673,3 +673,25 @@ def test_a_release_of_only_docs_and_config_is_live_state() -> None:
     s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
     (drop,) = run(s.shell("git push origin main", 0).say("Pushed.")).drops
     assert drop.reason.value == "docs_only"
+
+
+def test_a_wait_before_a_question_of_its_own_is_no_correction() -> None:
+    # pi-mono (session 22's read of 50 random drops: the one real task lost): "wait, do we only
+    # have a single link color? …" — "Should I add a new token like `mdLinkUrl` …?" — "yes, in
+    # old pi link url as 666666", then the token added. Its question names its own subject,
+    # and the approved proposal states the change: a task holding all three
+    s = later("wait, do we only have a single link color? we have link text and link link they "
+              "are different in old pi")  # fmt: skip
+    s.read("src/theme.ts", "export const link = 1\n")
+    s.say("We only have `link`. Should I add a new token like `mdLinkUrl` for the URL?")
+    s.user("yes, in old pi link url as 666666").edit("src/theme.ts", "= 1", "= 2").say("Added.")
+    found = run(s)
+    assert families(found) == ["extend", "extend"], found.drops
+    assert 'the reply: "yes, in old pi link url as 666666")' in found.candidates[-1].instruction
+    # a bare "git checkout -b" changes no file: a request for it delivered nothing (it was
+    # "names no file …": pi-mono's "ok, create a branch refactor")
+    s = later("ok, create a branch refactor").shell("git checkout -b refactor", 0)
+    found = run(s.say("Created and switched to branch refactor."))
+    assert [(d.reason.value, d.detail) for d in found.drops] == [
+        ("no_deliverable", "not phrased as a question, and no workspace file changed")
+    ]

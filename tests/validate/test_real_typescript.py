@@ -586,7 +586,7 @@ def test_tool_headings_in_tool_text_score_zero_then_one(
     task_dir, task, result = _keyed(reconstructed, TOOL_TEXT, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert task.validation.status == "accepted", task.validation.reasons
-    assert "toolText" in task.instruction and "hidden" not in task.instruction.lower()
+    assert "toolText" in task.instruction and "hidden test" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")[TOOL_EXECUTION]
     helper = (
         "\tprivate heading(label: string): string {\n"
