@@ -200,10 +200,10 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
     if later:
         while (m := rules.CHAT_OPENER.match(prose)) is not None:
             rest = _restated(prose) if rules.CORRECTION.match(m.group(0)) else prose[m.end() :]
-            if rest is None and _own_question(m.group(0), prose[m.end() :]):
+            if rest is None:
                 # "wait, do we only have a single link color? …": its question is judged, what
                 # follows it may lean on that question
-                rest = turns.SENTENCE_END.split(prose[m.end() :].strip(), maxsplit=1)[0]
+                rest = _own_question(m.group(0), prose[m.end() :])
             if rest is None:
                 return f"answers the assistant ({m.group(0).strip()!r}…)"
             prose = rest  # "ok, …" / "oh, …": judge what follows
@@ -220,18 +220,19 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
     return None
 
 
-def _own_question(opener: str, rest: str) -> bool:
-    """A "wait, …" / "actually, …" that goes on to ask about the workspace in its own words
-    ("wait, do we only have a single link color? we have link text and link link they are
-    different in old pi"): a question, no "you", no strong pointer back (``STRONG_DEICTIC``),
-    and a first sentence that names its own subject (no pronoun: "wait, does it handle the
-    empty case?" still corrects; later sentences may refer to it). "no, …" always corrects."""
+def _own_question(opener: str, rest: str) -> str | None:
+    """The question a "wait, …" / "actually, …" goes on to ask about the workspace in its own
+    words ("wait, do we only have a single link color? we have link text and link link they
+    are different in old pi"), or None: a question, no "you", no strong pointer back
+    (``STRONG_DEICTIC``), and a first sentence that names its own subject (no pronoun: "wait,
+    does it handle the empty case?" still corrects; later sentences may refer to it). "no, …"
+    always corrects."""
     first = turns.SENTENCE_END.split(rest.strip(), maxsplit=1)[0]
     if not rules.SOFT_CORRECTION.match(opener) or not is_question(first):
-        return False
+        return None
     if rules.STRONG_DEICTIC.search(rest) or rules.SECOND_PERSON.search(rest):
-        return False
-    return not rules.DEICTIC.search(first)
+        return None
+    return None if rules.DEICTIC.search(first) else first
 
 
 def _restated(prose: str) -> str | None:

@@ -135,9 +135,10 @@ RELEASE_SCRIPTS = frozenset({"publish", "release", "deploy"})
 """``npm run publish``: a project's own script of that name publishes (pi-mono's runs
 ``npm publish -ws``)."""
 
+_RUNNERS, _SCRIPTS = "|".join(sorted(RUN_SCRIPTS)), "|".join(sorted(RELEASE_SCRIPTS))
 RELEASES = re.compile(
-    r"`(?:(?:npm|pnpm|yarn|bun) (?:publish|run (?:publish|release|deploy))|cargo publish|"
-    r"twine upload|uv publish|(?:docker|podman) push|(?:gh|glab) release)\b"
+    rf"`(?:(?:{_RUNNERS}) (?:publish|run (?:{_SCRIPTS}))|cargo publish|twine upload|uv publish|"
+    r"(?:docker|podman) push|(?:gh|glab) release)\b"
 )
 """Publish calls (their label) that are a release: a package, an image or a forge release
 handed out. A ``git push`` hands over commits, and a pull request asks for review: neither is

@@ -137,19 +137,14 @@ def screen(task: TaskView, solution: Mapping[str, str], whole: bool = False) -> 
     owned = {**task.start, **task.oracle, **task.hidden}
     files = dict(task.start)
     for path in [p for p in task.start if whole and p not in solution]:
-        kind = runner_kind(path, task.command)
-        if kind not in ("test", "startup") and not is_fixture(
-            path, kind, task.start[path], task.oracle.get(path)
-        ):
+        if not _tasks_own(task, path, runner_kind(path, task.command)):
             del files[path]
     set_aside, tampering = [], []
     for path, text in sorted(solution.items()):
         if _cache(path):
             continue
         kind = "test" if path in task.hidden else runner_kind(path, task.command)
-        if kind in ("test", "startup") or is_fixture(
-            path, kind, task.start.get(path), task.oracle.get(path)
-        ):
+        if _tasks_own(task, path, kind):
             if owned.get(path) != text:
                 set_aside.append(path)
             continue
@@ -161,6 +156,13 @@ def screen(task: TaskView, solution: Mapping[str, str], whole: bool = False) -> 
         if path in task.hidden or runner_kind(path, task.command) in ("test", "startup"):
             files[path] = text
     return Screened(files, tuple(set_aside), tuple(tampering))
+
+
+def _tasks_own(task: TaskView, path: str, kind: RunnerKind) -> bool:
+    """A test, a start-up file or a fixture the reference left alone: what the task, not the
+    solution, decides (laid from the task, never taken away)."""
+    start, oracle = task.start.get(path), task.oracle.get(path)
+    return kind in ("test", "startup") or is_fixture(path, kind, start, oracle)
 
 
 def is_fixture(path: str, kind: RunnerKind, start: str | None, oracle: str | None) -> bool:
