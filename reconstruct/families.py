@@ -7,34 +7,35 @@ genuine question), and every fail→pass pair of a check becomes a repair candid
 
 from __future__ import annotations
 
-import posixpath
-import re
 import shlex
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from trajforge.reconstruct import triage_rules_work as work
+from trajforge.reconstruct.changed_files import (
+    changed_paths,
+    docs_drop,
+    edited_paths,
+    is_source,
+    is_test_file,
+)
 from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
-from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge, threads_of
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, threads_of
 from trajforge.reconstruct.triage_live import (
     Roots,
     live_reason,
-    released,
     session_roots,
     workspace_command,
 )
 from trajforge.reconstruct.triage_request import Known, host_paths
+from trajforge.reconstruct.triage_steer import judged
 from trajforge.reconstruct.triage_text import english
-from trajforge.records import CHANGE_KINDS, AnswerKey, CutOff, Event, Family, Reason
+from trajforge.records import AnswerKey, CutOff, Event, Family, Reason
 
 NEAR_EMPTY_FILES = 2
 OUTPUT_TAIL_LINES = 30
-_TEST_FILE = re.compile(
-    r"(^|/)(test_[^/]*\.py|[^/]*_test\.(py|go)|[^/]*\.(test|spec)\.[jt]sx?|tests?/[^/]+\.\w+)$"
-)
 
 
 @dataclass(frozen=True)
@@ -73,30 +74,6 @@ class Found:
     drops: list[Drop]
     merged: int
     """Acknowledgements, continuations and harness turns folded into threads."""
-
-
-def is_test_file(path: str) -> bool:
-    """Heuristic: path names a test file."""
-    return bool(_TEST_FILE.search(path))
-
-
-def is_source(path: str) -> bool:
-    """The file is source in a programming language (or a build file that is a program: a
-    Makefile, a Dockerfile), not documentation, configuration, a lockfile or an asset."""
-    name = posixpath.basename(path).lower()
-    stem, suffix = posixpath.splitext(name)
-    if name in work.CODE_NAMES or stem in work.CODE_NAMES or suffix == ".dockerfile":
-        return True
-    if name in work.DOC_NAMES or name.split(".")[0].split("-")[0] in work.DOC_NAMES:
-        return False
-    if name.startswith(".env") or suffix in work.DOC_SUFFIXES or suffix in work.CONFIG_SUFFIXES:
-        return False
-    return not (name.startswith(".") and not suffix)  # .bashrc, .prettierrc: settings
-
-
-def docs_only(paths: Sequence[str]) -> bool:
-    """Changed files, none of them source: the episode is not a coding task."""
-    return bool(paths) and not any(is_source(p) for p in paths)
 
 
 def run_command(run: CheckRun, root: str | None) -> str | None:
@@ -138,13 +115,12 @@ def candidates(
     found: list[Candidate] = []
     kept: list[tuple[Thread, str]] = []
     known = Known(state.history, lambda: _texts(state))
-    for n, thread in enumerate(triaged.threads):
-        drop, request = judge(events, thread, roots, known, _differ(state), later=n > 0)
+    for thread, drop, request in judged(events, triaged.threads, roots, known, _differ(state)):
         if drop is not None and (drop.reason == Reason.NOT_SELF_CONTAINED or thread.attachment):
             # what it changed decides before how it was asked (or what it was shown)
-            edited = _edited(events, thread.first, thread.last, state.root)
+            edited = edited_paths(events, thread.first, thread.last, state.root)
             span = (thread.first, thread.last)
-            drop = _docs_drop(events, span, thread.request, state, edited) or drop
+            drop = docs_drop(events, span, thread.request, state, edited) or drop
         if drop is not None:
             drops.append(drop)
             continue
@@ -166,53 +142,6 @@ def _differ(state: Replay) -> Callable[[int, int], bool]:
         return (a.files, a.partial, a.missing) != (b.files, b.partial, b.missing)
 
     return differ
-
-
-def _changed(start: Snapshot, end: Snapshot) -> tuple[list[str], list[str]]:
-    """(created, modified) paths between two snapshots."""
-    existed = set(start.files) | start.partial | start.missing
-    created = sorted(p for p in end.files if p not in existed)
-    modified = sorted(p for p in end.files if p in existed and start.files.get(p) != end.files[p])
-    return created, modified
-
-
-def _docs_drop(
-    events: Sequence[Event], span: tuple[int, int], request: str, state: Replay,
-    edited: Sequence[str] = (),
-) -> Drop | None:  # fmt: skip
-    """The docs_only drop of an episode whose changes are all documentation or configuration
-    (``edited``: the files its edit calls named, for when replay could not follow them). One
-    that also published a release (a version bump and its changelog, then ``npm publish``)
-    delivered the release: ``live_state``."""
-    first, last = span
-    start, end = state.state_at(first), state.state_at(last)
-    created, modified = _changed(start, end)
-    changed = created + modified + _deleted(start, end) or list(edited)
-    if not docs_only(changed):
-        return None
-    listed = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
-    detail = f"changes only documentation or configuration ({listed})"
-    if (release := released(events, first, last)) is not None:
-        detail = f"publishes a release ({release}); {detail}"
-        return Drop(Reason.LIVE_STATE, first, last, detail, request[:160])
-    return Drop(Reason.DOCS_ONLY, first, last, detail, request[:160])
-
-
-def _edited(events: Sequence[Event], first: int, last: int, root: str | None) -> list[str]:
-    """Workspace files the episode's write / edit / patch calls named."""
-    found: list[str] = []
-    for event in events[first : last + 1]:
-        if event.kind == "tool_call" and event.tool_kind in CHANGE_KINDS:
-            try:
-                found.append(confine(event.path or "", root))
-            except PathViolation:
-                continue
-    return sorted(set(found) - {""})
-
-
-def _deleted(start: Snapshot, end: Snapshot) -> list[str]:
-    existed = set(start.files) | start.partial | start.missing
-    return sorted(existed - set(end.files) - end.partial - end.missing)
 
 
 def _thread_candidate(
@@ -280,12 +209,12 @@ def _episode_candidate(
     runs: Sequence[CheckRun],
 ) -> Candidate | Drop:  # fmt: skip
     end = state.state_at(episode.last)
-    created, modified = _changed(start, end)
+    created, modified = changed_paths(start, end)
     shell_cmds = tuple(state.shell_changed(episode.first, episode.last))
     if not created and not modified:
-        return _unchanged(episode, state, end)
+        return _unchanged(events, episode, state, end)
     span = (episode.first, episode.last)
-    if (docs := _docs_drop(events, span, episode.request, state)) is not None:
+    if (docs := docs_drop(events, span, episode.request, state)) is not None:
         return docs
     passing = [r for r in runs if episode.first <= r.result <= episode.last and r.passed]
     command = run_command(passing[-1], state.root) if passing else None
@@ -318,7 +247,7 @@ SEEN = ("base", "read", "commit")
 """Origins of a file version that are observations, not changes."""
 
 
-def _unchanged(episode: Episode, state: Replay, end: Snapshot) -> Drop:
+def _unchanged(events: Sequence[Event], episode: Episode, state: Replay, end: Snapshot) -> Drop:
     """An episode that changed files, yet leaves none known to differ: a loss said out loud."""
     touched = {
         path
@@ -336,9 +265,21 @@ def _unchanged(episode: Episode, state: Replay, end: Snapshot) -> Drop:
     else:
         ran = state.shell_changed(episode.first, episode.last)
         shown = f" (`{ran[0][:80]}`)" if ran else ""
-        detail = f"no workspace file is known to change: only commands of unrecorded effect{shown}"
+        ended = "" if _answered(events, episode) else "; it ends before the assistant answered"
+        said = "no workspace file is known to change: its commands may have, none is recorded"
+        detail = f"{said}{shown}{ended}"
         reason = Reason.NO_DELIVERABLE
     return Drop(reason, episode.first, episode.last, detail, episode.request[:160])
+
+
+def _answered(events: Sequence[Event], episode: Episode) -> bool:
+    """The assistant said something after the episode's last tool call."""
+    for event in reversed(events[episode.first : episode.last + 1]):
+        if event.kind == "assistant" and event.text.strip():
+            return True
+        if event.kind in ("tool_call", "tool_result"):
+            return False
+    return False
 
 
 def _context(kept: Sequence[tuple[Thread, str]], index: int) -> str:

@@ -255,7 +255,7 @@ def _replied(events: Sequence[Event], current: Thread, turn: Turn) -> str | None
         return None  # long enough, or naming a file or code name, to be a request of its own
     if directs(body(turn.text)) or is_question(turn.text):
         return None  # "can you make a LICENSE file with the MIT license?": a request or question
-    if _touched(events, current.first, turn.index):
+    if touched(events, current.first, turn.index):
         return None
     before = _last_assistant(events, current.first, turn.index)
     if not rules.PROPOSAL.search(before):
@@ -300,12 +300,12 @@ def _cut_short(events: Sequence[Event], thread: Thread, moved: bool) -> str | No
     """Why a thread cut off before it changed a file or ran a command that may have is no
     task (what it said before the cut is no answer), or None. What it read on the way may
     have taught replay files it had not seen: that is no change."""
-    if thread.cut_off is None or moved or _touched(events, thread.first, thread.last):
+    if thread.cut_off is None or moved or touched(events, thread.first, thread.last):
         return None
     return f"the turn was cut off before it delivered anything: {thread.cut_off!r}"
 
 
-def _touched(events: Sequence[Event], first: int, last: int) -> bool:
+def touched(events: Sequence[Event], first: int, last: int) -> bool:
     """The thread wrote, edited or patched a file or ran a command that may change files
     (whether or not replay could tell what changed); a call that never ran is not counted."""
     done = ran(events, first, last)
@@ -359,7 +359,7 @@ def judge(
             f"changes {moved}, in a folder the session moved to; the replayed workspace is "
             f"{roots.main}",
         )
-    worked = edits or _touched(events, thread.first, thread.last)
+    worked = edits or touched(events, thread.first, thread.last)
     problem = _answers_question(events, thread, later) or resolved.problem
     if problem is not None and (worked or (answer and not resolved.vague)):
         return drop(Reason.NOT_SELF_CONTAINED, problem)

@@ -30,6 +30,9 @@ class Call:
     kind: Kind
     what: str
     """What it does, for the drop's detail."""
+    read: bool = False
+    """It only read a path outside the workspace (a ``find``, an ``ls``): the weakest
+    observation, cited last."""
 
 
 def classify(event: Event, index: int) -> Call | None:

@@ -22,7 +22,7 @@ from trajforge.reconstruct import triage_rules_work as work
 from trajforge.reconstruct.paths import PathViolation, confine, home_of, home_spelling
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
-from trajforge.reconstruct.triage_calls import Call, classify, live_command
+from trajforge.reconstruct.triage_calls import STRENGTH, Call, classify, live_command
 from trajforge.records import CHANGE_KINDS, CutOff, Event, Reason
 
 __all__ = [
@@ -35,6 +35,9 @@ __all__ = [
     "session_roots",
     "workspace_command",
 ]
+
+OTHERS_CITED = 2
+"""How many other calls outside the workspace a live_state detail names."""
 
 Left = Literal["changes", "answer", "nothing"]
 """What a thread left: changed workspace files, only a final answer, or neither."""
@@ -200,7 +203,7 @@ def live_reason(
         c for i in span if events[i].call_id in done and (c := _call(events, i, where)) is not None
     ]
     if (effect := next((c for c in calls if c.kind == "effect"), None)) is not None:
-        return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}"
+        return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}{_others(effect, calls)}"
     if left == "changes":
         return _beside_changes(events, (first, last), request, calls)
     for pattern in (work.EFFECT_REQUEST, work.PUBLISH_REQUEST, work.LIVE_DATA_REQUEST):
@@ -212,10 +215,33 @@ def live_reason(
             )
     results = [c for c in calls if left == "answer" or c.kind != "observe"]
     if results:
-        reason = Reason.DELEGATED if results[0].kind == "delegated" else Reason.LIVE_STATE
+        cited = min(results, key=_weakness)
+        reason = Reason.DELEGATED if cited.kind == "delegated" else Reason.LIVE_STATE
         suffix = "" if reason is Reason.DELEGATED else ", and no workspace file changed"
-        return reason, f"event {results[0].index}: {results[0].what}{suffix}"
+        return reason, f"event {cited.index}: {cited.what}{suffix}{_others(cited, results)}"
     return None
+
+
+def _weakness(call: Call) -> tuple[int, bool, int]:
+    """Sort key: the strongest reach first (an effect, a publish, a command that looks, a path
+    only read), then the earliest."""
+    return (-STRENGTH.get(call.kind, 0), call.read, call.index)
+
+
+def _others(cited: Call, calls: Sequence[Call]) -> str:
+    """What else reached outside the workspace, strongest first (up to OTHERS_CITED), so a
+    detail that cites one call does not hide what the thread mostly did. Paths only read are
+    named only beside another read; a call doing what the cited one did is not named again."""
+    seen = {cited.what}
+    others = []
+    for call in sorted(calls, key=_weakness):
+        if call.what not in seen and (cited.read or not call.read):
+            seen.add(call.what)
+            others.append(call)
+    named = "; ".join(f"event {c.index}: {c.what}" for c in others[:OTHERS_CITED])
+    if len(others) > 1:
+        return f" ({len(others)} more calls outside it, among them {named})"
+    return f" (also {named})" if others else ""
 
 
 def _call(events: Sequence[Event], index: int, roots: Roots) -> Call | None:
@@ -229,7 +255,7 @@ def _call(events: Sequence[Event], index: int, roots: Roots) -> Call | None:
         return Call(index, "effect", f"a command changes {path}, outside the workspace")
     read = _read_outside(event, roots) if found is None else None
     if read is not None and _succeeded(events, index):
-        return Call(index, "observe", f"reads {read}, outside the workspace")
+        return Call(index, "observe", f"reads {read}, outside the workspace", read=True)
     return found
 
 

@@ -10,7 +10,9 @@ timestamps, so steps have none. Every text passes through the scrubber first.
 So that ``trajforge reconstruct`` reads an export back to the same events (the ``atif`` format),
 each step's ``extra.trajforge`` keeps the fields trajforge normalised for its calls and results
 (``calls`` / ``results`` by tool call id: tool kind, path, content, edits, command, exit code,
-error flag, ...), and the root ``extra.cwd`` the session's working directory.
+error flag, ...), and the root ``extra.cwd`` the session's working directory (``extra.cut_offs``
+and ``extra.steers``: the turns the harness recorded as cut off, and the messages delivered
+while a turn still ran, by event index).
 """
 
 from __future__ import annotations
@@ -133,6 +135,12 @@ def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
         extra["started_at"] = header.started_at
     if header.cwd:
         extra["cwd"] = scrub.text(header.cwd)
+    if session.cut_offs:  # by event index: the turns the harness recorded as cut off
+        extra["cut_offs"] = [
+            {"after": c.after, "failure": scrub.text(c.failure)} for c in session.cut_offs
+        ]
+    if session.steers:  # user events delivered while a turn still ran
+        extra["steers"] = list(session.steers)
     return {
         "schema_version": ATIF_VERSION,
         "session_id": header.session_id,

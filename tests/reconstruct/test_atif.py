@@ -52,6 +52,9 @@ def test_export_reads_back_to_the_same_events(exported: Path) -> None:
         assert session.header.cwd == before.header.cwd, key
         assert session.header.model == before.header.model, key
         assert events_of(session) == events_of(before), key
+        # what triage joins by (a request cut off, the steer after it) travels too
+        assert (session.cut_offs, session.steers) == (before.cut_offs, before.steers), key
+    assert any(s.cut_offs for s in again.values())
 
 
 def test_export_reconstructs_to_the_same_tasks(exported: Path, tmp_path: Path) -> None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.reconstruct.episodes import check_runs
-from trajforge.reconstruct.families import candidates, is_test_file
+from trajforge.reconstruct.families import candidates
 from trajforge.reconstruct.replay import replay
 
 from .events import Script

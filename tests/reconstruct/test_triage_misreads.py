@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from trajforge.reconstruct.families import Found, candidates, is_source
+from trajforge.reconstruct.changed_files import is_source
+from trajforge.reconstruct.families import Found, candidates
 from trajforge.reconstruct.replay import replay
 from trajforge.reconstruct.triage import clean, is_ack
 from trajforge.records import CutOff
@@ -494,6 +495,38 @@ def test_calls_a_cut_off_turn_never_ran_are_not_its_work() -> None:
     s.unrun_edit("/home/me/.config/calc.json", "{}", '{"mul": true}')
     s.edit("calc.py", "return a - b\n", "return a - b\n\n\ndef mul(a, b):\n    return a * b\n")
     assert families(run(s.say("Added mul()."))) == ["extend", "extend"]
+
+
+def test_a_request_cut_off_and_the_steer_that_leans_on_it_are_one_thread() -> None:
+    # pi-mono: "in the system prompt make sure you know to read the README.md …", stopped
+    # (Esc) while the agent read AGENTS.md, then "thatÄ's not the system prompt. see main.ts":
+    # the request was harness_error and the steer, carrying the edit, not_self_contained
+    s = Script().user("In calc.py, make add() round its result to two decimals")
+    s.read("notes.md", "# notes\n")
+    cut = _cut(s)
+    s.user("that's not it. see calc.py").read("calc.py", CALC)
+    s.edit("calc.py", "return a + b\n", "return round(a + b, 2)\n").say("Done.")
+    found = candidates(s.events, replay(s.events, "/w"), [cut])
+    assert families(found) == ["extend"], found.drops
+    assert found.candidates[0].instruction.endswith("that's not it. see calc.py")
+    # a new request that stands alone after the cut is its own task; the cut one stays a drop
+    s = Script().user("In calc.py, make add() round its result to two decimals")
+    s.read("notes.md", "# notes\n")
+    cut = _cut(s)
+    s.user("Add a sub(a, b) function to calc.py").read("calc.py", CALC)
+    s.edit("calc.py", "return a + b\n", SUB).say("Done.")
+    found = candidates(s.events, replay(s.events, "/w"), [cut])
+    assert reasons(found) == ["harness_error"] and families(found) == ["extend"]
+    assert found.candidates[0].instruction == "Add a sub(a, b) function to calc.py"
+    # a request that was itself a reply to what the turn before it left (a plan, an answer)
+    # cannot head the thread: its steer stays apart
+    s = Script().user("How could calc.py round its results? Suggest a design")
+    s.read("calc.py", CALC).say("Round in add() with round(x, 2), or add a helper.")
+    s.user("can we use the helper instead?").read("notes.md", "# notes\n")
+    cut = _cut(s)
+    s.user("that's not it. see calc.py").edit("calc.py", "return a + b\n", "return r(a + b)\n")
+    found = candidates(s.events, replay(s.events, "/w"), [cut])
+    assert not found.candidates and "harness_error" in reasons(found), found.drops
 
 
 def test_a_pasted_prompt_naming_the_workspace_by_its_home_spelling_is_not_outside() -> None:

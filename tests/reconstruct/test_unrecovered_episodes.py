@@ -21,7 +21,12 @@ def test_only_commands_of_unrecorded_effect_are_no_deliverable() -> None:
     s.shell("npx tsx -e \"import('./src/theme.ts')\"", 0, "ok")
     found = run(s.say("It already defers the update."))
     assert reasons(found) == ["no_deliverable"] and not found.candidates
-    assert "only commands of unrecorded effect (`npx tsx -e" in found.drops[0].detail
+    assert "its commands may have, none is recorded (`npx tsx -e" in found.drops[0].detail
+    assert not found.drops[0].detail.endswith("before the assistant answered")
+    # pi-mono's "any other such pathing issues possibly?": a compaction cut it after a command
+    s = Script().user(REQUEST).read("src/theme.ts", CODE).say("Let me check it runs:")
+    found = run(s.shell("npx tsx -e \"import('./src/theme.ts')\"", 1, "CJS error"))
+    assert found.drops[0].detail.endswith("; it ends before the assistant answered")
 
 
 def test_an_edit_of_a_file_known_in_part_is_workspace_incomplete() -> None:

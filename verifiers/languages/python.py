@@ -10,7 +10,7 @@ from pathlib import PurePosixPath
 
 from trajforge import pyast
 from trajforge.oracles.stub import stub_source
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.verifiers.languages.fakes import PYTHON, found
 
 HIDDEN_NAME = "test_hidden.py"

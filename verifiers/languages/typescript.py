@@ -14,7 +14,7 @@ import tree_sitter
 
 from trajforge.oracles import treesitter
 from trajforge.oracles.stub import stub_source
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.reconstruct.node_project import package_root, runner_of
 from trajforge.verifiers.languages.fakes import TYPESCRIPT, found
 

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 import jinja2
 
 from trajforge.protocols import Language
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.records import InstructionBrief, Task
 from trajforge.verifiers.languages import language_named, language_of
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from trajforge import pyast
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 
 Reader = Callable[[str], str | None]
 """Text of an oracle file by relative path, or None when there is no such file."""

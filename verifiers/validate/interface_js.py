@@ -16,7 +16,7 @@ import re
 import tree_sitter
 
 from trajforge.oracles import treesitter
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.verifiers.validate.interface import Module, Reader
 
 DEFAULT = "default"

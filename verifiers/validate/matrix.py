@@ -19,7 +19,7 @@ from trajforge.oracles.changes import changed_lines
 from trajforge.oracles.mutate import Mutant, mutants
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits, Sandbox, SandboxSession
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.records import Control, ControlId, MutantVerdict, Outcome, ShellReplay, Task
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig

@@ -37,7 +37,7 @@ from typing import Literal
 
 import orjson
 
-from trajforge.reconstruct.families import is_source, is_test_file
+from trajforge.reconstruct.changed_files import is_source, is_test_file
 
 RunnerKind = Literal["test", "startup", "config", "script", "source"]
 STARTUP_PACKAGES = frozenset({"pytest", "_pytest", "pluggy"})

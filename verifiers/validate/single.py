@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from trajforge import __version__
-from trajforge.reconstruct.families import is_test_file
+from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.records import (
     CODE_FAMILIES,
     Evidence,
