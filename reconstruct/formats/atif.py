@@ -164,9 +164,9 @@ def _cut_offs(value: Any, events: int) -> tuple[CutOff, ...]:
     found = []
     for item in _list(value):
         after, failure = _dict(item).get("after"), _dict(item).get("failure")
-        if isinstance(after, int) and (after == -1 or _index(after, events)):
-            if isinstance(failure, str):
-                found.append(CutOff(after=after, failure=failure))
+        known = isinstance(after, int) and (after == -1 or _index(after, events))
+        if known and isinstance(after, int) and isinstance(failure, str):
+            found.append(CutOff(after=after, failure=failure))
     return tuple(found)
 
 
