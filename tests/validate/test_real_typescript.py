@@ -812,3 +812,79 @@ def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_p
     rewrite: Overlay = {NEW_CONFIG: moved, OLD_CONFIG: None, CHANGELOG: changelog}
     hidden = ("packages/coding-agent/test/config.hidden.test.ts", "vitest")
     _scores_zero_then_one(task_dir, tmp_path, NEW_CONFIG, hidden, rewrite, wrong_too)
+
+
+LINK_URL = "extend-38c7bb6a2b385980"
+MARKDOWN = "packages/tui/src/components/markdown.ts"
+URL_IN_LINK_COLOUR = "\t\t\t\t\t\t\tthis.theme.link(` (${token.href})`) +\n"
+URL_SHOWN = "\t\t\t\t\t\t\tthis.theme.linkUrl(` (${token.href})`) +\n"
+URL_APART = """					const url = this.theme.linkUrl(" (" + token.href + ")");
+					const text = this.theme.link(this.theme.underline(linkText));
+					result += linkText === token.href ? text : text + url;
+					result += this.applyDefaultStyle("");
+					break;
+				}
+"""
+
+
+def _link_branch(source: str) -> str:
+    """The ``link`` case of the markdown renderer, after its ``linkText``, to its ``break``."""
+    start, end = (
+        source.index("\t\t\t\t\t// If link text matches href"),
+        "\t\t\t\t\tbreak;\n\t\t\t\t}\n",
+    )
+    return source[start : source.index(end, start) + len(end)]
+
+
+def test_a_link_url_colour_of_its_own_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """large-session's "wait, do we only have a single link color? …" with its reply to the
+    assistant's question ("yes, in old pi link url as 666666"): kept by triage since session 22
+    (it was "a correction"), proven in one round with the instruction's interface. The start,
+    the stub, the hidden test emptied, a vitest configuration that finds nothing, the token
+    added everywhere but the renderer still drawing the URL in the link colour, and the dark
+    theme's URL token set to the link text's colour score 0; the reference (a var, a template
+    literal) and a rewrite (literal colours, one styler factory, the URL built apart) 1."""
+    task_dir, task, result = _keyed(reconstructed, LINK_URL, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "mdLinkUrl" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    assert oracle[MARKDOWN].count(URL_SHOWN) == 1 and start[MARKDOWN].count(URL_IN_LINK_COLOUR) == 1
+    changed = {k: v for k, v in oracle.items() if v != start.get(k)}
+    after = '\t\t"mdLink": "#81a2be",\n'
+    unchanged = oracle[MARKDOWN].replace(URL_SHOWN, URL_IN_LINK_COLOUR)
+    same = oracle[DARK].replace('"mdLinkUrl": "dimGray"', '"mdLinkUrl": "#81a2be"')
+    wrong_too: dict[str, Overlay] = {
+        "renderer unchanged": {**changed, MARKDOWN: unchanged},
+        "URL in the link colour": {**changed, DARK: same},
+    }
+    styled = "const styled = (color: ThemeColor) => (text: string) => theme.fg(color, text);\n\n"
+    theme_ts = start[THEME].replace(
+        "\tmdLink: ColorValueSchema,\n",
+        "\tmdLink: ColorValueSchema,\n\tmdLinkUrl: ColorValueSchema,\n",
+    )
+    theme_ts = theme_ts.replace('\t| "mdLink"\n', '\t| "mdLink"\n\t| "mdLinkUrl"\n')
+    theme_ts = theme_ts.replace(
+        "export function getMarkdownTheme()", styled + "export function getMarkdownTheme()"
+    )
+    theme_ts = theme_ts.replace(
+        '\t\tlink: (text: string) => theme.fg("mdLink", text),\n',
+        '\t\tlink: styled("mdLink"),\n\t\tlinkUrl: styled("mdLinkUrl"),\n',
+    )
+    markdown = start[MARKDOWN].replace(
+        "\tlink: (text: string) => string;\n",
+        "\tlink: (text: string) => string;\n\tlinkUrl: (text: string) => string;\n",
+    )
+    markdown = markdown.replace(_link_branch(markdown), URL_APART)
+    blue = '\t\t"mdLink": "darkBlue",\n'
+    rewrite: Overlay = {
+        THEME: theme_ts,
+        MARKDOWN: markdown,
+        DARK: start[DARK].replace(after, after + '\t\t"mdLinkUrl": "#666666",\n'),
+        LIGHT: start[LIGHT].replace(blue, blue + '\t\t"mdLinkUrl": "#8a8a8a",\n'),
+    }
+    assert all(rewrite[p] != start[p] for p in rewrite) and theme_ts.count("mdLinkUrl") == 3
+    hidden = ("packages/coding-agent/test/theme.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
