@@ -80,6 +80,9 @@ class Thread:
     cut_off: str | None = None
     """How the harness recorded the thread's last turn as cut off (aborted, an API failure)
     when nothing the assistant said came after it; None when it finished."""
+    quotes: str | None = None
+    """How the request quotes the assistant's last message back at it (a reply, not a
+    request: ``not_self_contained`` unless it joins what it replies to); None when it does not."""
 
     @property
     def instruction(self) -> str:
@@ -143,9 +146,21 @@ def clean(text: str) -> Turn:
         else:
             break
     body = body.strip()
-    if _injected(body) or rules.SLASH_COMMAND.match(body):
+    if _injected(body):
+        body = _typed_after(body)
+    if rules.SLASH_COMMAND.match(body):
         body = ""
     return Turn(-1, raw, body, attachment)
+
+
+def _typed_after(body: str) -> str:
+    """What the person typed after a harness transcript they pasted ("… ▣  Build · Big Pickle ·
+    1m 14s\nContinue please continue this please"); '' for harness text alone."""
+    ends = list(rules.TRANSCRIPT_END.finditer(body))
+    if rules.INJECTED_MESSAGES.match(body) or not ends:
+        return ""
+    tail = body[ends[-1].end() :].strip()
+    return "" if _injected(tail) else tail
 
 
 def _injected(body: str) -> bool:
@@ -235,13 +250,9 @@ def threads_of(
             current.add(turn.text, asked)
             merged += current.take(turn, last, merge=True)
             continue
-        quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index))
-        if quoted is not None and threads:
-            drops.append(
-                Drop(Reason.NOT_SELF_CONTAINED, turn.index, last, quoted, _preview(turn.raw))
-            )
-            continue
-        threads.append(Thread(turn.index, last, turn.text, attachment=turn.attachment))
+        quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index)) if threads else None
+        thread = Thread(turn.index, last, turn.text, attachment=turn.attachment, quotes=quoted)
+        threads.append(thread)
     for thread in threads:
         thread.cut_off = cut_off(events, cut_offs, thread.first, thread.last)
     return Triage(threads, drops, merged)
@@ -308,15 +319,22 @@ def _cut_short(events: Sequence[Event], thread: Thread, moved: bool) -> str | No
 def touched(events: Sequence[Event], first: int, last: int) -> bool:
     """The thread wrote, edited or patched a file or ran a command that may change files
     (whether or not replay could tell what changed); a call that never ran is not counted."""
+    return first_change(events, first, last) is not None
+
+
+def first_change(events: Sequence[Event], first: int, last: int) -> int | None:
+    """Event index of the span's first call that changed files or may have (see
+    :func:`touched`), or None."""
     done = ran(events, first, last)
-    for event in events[first : last + 1]:
+    for index in range(first, min(last, len(events) - 1) + 1):
+        event = events[index]
         if event.kind != "tool_call" or event.call_id not in done:
             continue
         if event.tool_kind in CHANGE_KINDS:
-            return True
+            return index
         if event.tool_kind == "shell" and event.command and is_mutating(event.command):
-            return True
-    return False
+            return index
+    return None
 
 
 def judge(
@@ -341,6 +359,8 @@ def judge(
     def drop(reason: Reason, detail: str) -> tuple[Drop, str]:
         return Drop(reason, thread.first, thread.last, detail, preview), resolved.text
 
+    if thread.quotes is not None:
+        return drop(Reason.NOT_SELF_CONTAINED, thread.quotes)
     if (error := harness_error(answer)) is not None:
         return drop(Reason.HARNESS_ERROR, f"the episode ends in a harness failure: {error!r}")
     if thread.attachment:

@@ -112,15 +112,21 @@ def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:
 
 def released(events: Sequence[Event], first: int, last: int) -> str | None:
     """The first release the span carried out (``npm publish``, ``npm run publish``, ``cargo
-    publish``, ``gh release …``: ``work.RELEASES``), as "event N: runs `…`", or None."""
+    publish``, ``gh release …``: ``work.RELEASES``; a version tag pushed: ``work.TAG_PUSH``),
+    as "event N: runs `…`", or None. One that failed (``npm run publish`` whose build broke)
+    handed nothing out."""
     done = ran(events, first, last)
     for index in range(first, min(last, len(events) - 1) + 1):
         event = events[index]
         if event.kind != "tool_call" or event.call_id not in done:
             continue
         found = classify(event, index)
-        if found is not None and found.kind == "publish" and work.RELEASES.search(found.what):
+        if found is None or found.kind != "publish" or not _succeeded(events, index):
+            continue
+        if work.RELEASES.search(found.what):
             return f"event {index}: {found.what}"
+        if (tag := work.TAG_PUSH.search(event.command or "")) is not None:
+            return f"event {index}: pushes a version tag (`{tag.group(0)}`)"
     return None
 
 

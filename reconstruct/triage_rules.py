@@ -83,6 +83,10 @@ TRANSCRIPT_MARKS = 3
 """A harness transcript pasted into the user role (opencode's TUI lines "▣  Build · model",
 "Thinking: …", "→ Read file"): harness output, not a request."""
 
+TRANSCRIPT_END = re.compile(r"(?m)^▣\s+\w+ · [^\n]*\n?")
+"""The footer opencode's TUI prints after each assistant turn ("▣  Build · Big Pickle · 1m
+14s"): what a person typed after the last one of a pasted transcript is their own words."""
+
 CODEX_REQUEST = re.compile(r"(?is)^.*?#+\s*my request for codex:?\s*\n")
 """Codex's IDE extension prefixes the person's words with context blocks and this heading."""
 
@@ -247,12 +251,14 @@ the turn replies to that message ("- selectSession() function … this belongs i
 
 DEPENDENT_START = re.compile(
     r"(?i)^\s*(?:@[\w-]+\s+)?(?:(?:and|also|but|then|nvm|wait|actually|instead|undo|revert|same|"
-    r"why (?:did|do|does|would) you|(?:once|when) (?:done|finished|(?:you(?:'re| are)|that's) "
-    r"(?:done|finished))|after (?:that|this))\b|no\s*[,.!:;-]|"
+    r"why (?:did|do|does|would) you|(?:once|when|after) "
+    r"(?:done|finished|(?:you(?:'re| are)|that's) (?:done|finished))|after (?:that|this))\b|"
+    r"no\s*[,.!:;-]|"
     r"no\s+(?:that|this|it|the|we|you|not)\b)"
 )
 """Openings that continue the previous turn ('and a /scrape_doc command', 'undo those', 'once
-done, commit'), also after an ``@agent`` mention ('@gitter Once done …')."""
+done, commit', 'after you are done and commited, remove …'), also after an ``@agent`` mention
+('@gitter Once done …')."""
 
 SEQUENCE = re.compile(
     r"(?i)^\s*(?:and |also |then |after that,? |next,? )*(?:we need to|we should|let'?s)\b"

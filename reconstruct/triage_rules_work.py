@@ -144,6 +144,10 @@ RELEASES = re.compile(
 handed out. A ``git push`` hands over commits, and a pull request asks for review: neither is
 the release itself."""
 
+TAG_PUSH = re.compile(r"\bgit\s+push\b[^|;&\n]*\s(?:--tags\b|(?:refs/tags/)?v\d+(?:\.\d+)+\S*)")
+"""A version tag pushed (``git push origin v0.8.0``, ``git push --tags``): a release a
+forge or its CI hands out, where a plain ``git push`` only hands over commits."""
+
 OBSERVE_SUBCOMMANDS = {
     "git": frozenset({"pull", "fetch", "clone", "ls-remote", "remote", "submodule"}),
     "pip": frozenset({"download"}),

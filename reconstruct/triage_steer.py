@@ -15,10 +15,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from trajforge.reconstruct.triage import Drop, Thread, judge, touched
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, first_change, judge, touched
 from trajforge.reconstruct.triage_live import Roots
-from trajforge.reconstruct.triage_request import Known
+from trajforge.reconstruct.triage_request import Known, body, untagged
+from trajforge.reconstruct.triage_text import is_question
 from trajforge.records import Event, Reason
+
+PLANNED = (Reason.NO_DELIVERABLE, Reason.CONVERSATION)
+"""Drops of a thread that asked for a plan or advice and got it, changing nothing."""
+
+PLAN_CHARS = 400
+"""An answer shorter than this is no plan a later turn could approve ("Hello!")."""
 
 
 def judged(
@@ -34,17 +41,15 @@ def judged(
         thread = threads[n]
         drop, request = judge(events, thread, roots, known, changed, later=n > 0)
         heads = n == 0 or _settled(events, threads[n - 1])
-        while (
-            heads
-            and drop is not None
-            and n + 1 < len(threads)
-            and _interrupted(events, thread, drop)
-        ):
+        while heads and n + 1 < len(threads):
+            answer = _left(events, thread, drop)
+            if answer is None:
+                break
             then = threads[n + 1]
             leans, _ = judge(events, replace(then, cut_off=None), roots, known, changed, True)
             if leans is None or leans.reason != Reason.NOT_SELF_CONTAINED:
                 break
-            thread = steered(thread, then)
+            thread = steered(thread, then, answer, _before_work(events, then))
             drop, request = judge(events, thread, roots, known, changed, later=n > 0)
             n += 1
         yield thread, drop, request
@@ -58,17 +63,42 @@ def _settled(events: Sequence[Event], before: Thread) -> bool:
     return touched(events, before.first, before.last)
 
 
-def _interrupted(events: Sequence[Event], thread: Thread, drop: Drop) -> bool:
-    """Dropped because the harness cut the turn off before it changed anything."""
-    if drop.reason != Reason.HARNESS_ERROR or thread.cut_off is None:
-        return False
-    return not touched(events, thread.first, thread.last)
+def _left(events: Sequence[Event], thread: Thread, drop: Drop | None) -> str | None:
+    """What a thread that changed nothing left for the next turn to lean on: '' when the
+    harness cut it off (the person stopped it to steer), the assistant's answer when it asked
+    for a plan or advice and got one (dropped so, or not phrased as a question: a question
+    may be a qa task of its own); None when it is no such thread."""
+    if touched(events, thread.first, thread.last):
+        return None
+    if drop is not None and drop.reason == Reason.HARNESS_ERROR:
+        return "" if thread.cut_off is not None else None
+    asked = drop is None and not is_question(untagged(body(thread.request)))
+    if thread.cut_off is None and (asked or (drop is not None and drop.reason in PLANNED)):
+        answer = answer_of(events, thread)
+        return answer if len(answer) >= PLAN_CHARS else None  # "hello" is no plan
+    return None
 
 
-def steered(first: Thread, then: Thread) -> Thread:
-    """One thread of a cut-off request and the turn that steered it (in that order)."""
+def _before_work(events: Sequence[Event], thread: Thread) -> str:
+    """What the assistant said in a thread before its first change (a plan revised after the
+    reply: "Revised plan: | cli/args.ts | … | Let me proceed")."""
+    end = first_change(events, thread.first, thread.last)
+    span = events[thread.first + 1 : thread.last + 1 if end is None else end]
+    return "\n\n".join(e.text.strip() for e in span if e.kind == "assistant" and e.text.strip())
+
+
+def steered(first: Thread, then: Thread, answer: str = "", revised: str = "") -> Thread:
+    """One thread of a request and the turn that steered it (in that order): a request cut
+    off, or one that asked for a plan and got ``answer``, which the task states with the
+    reply and what the assistant ``revised`` before the work."""
     asked = ""
-    if then.asked:
+    if answer:
+        reply = then.asked or then.request
+        plan = f"The assistant answered:\n\n{answer}\n\nThe reply:\n\n{reply}"
+        if revised:
+            plan += f"\n\nThe assistant, before the work:\n\n{revised}"
+        asked = f"{first.instruction}\n\n{plan}"
+    elif then.asked:
         asked = f"{first.instruction}\n\n{then.asked}"
     elif first.asked:
         asked = f"{first.asked}\n\n{then.request}"
@@ -81,5 +111,6 @@ def steered(first: Thread, then: Thread) -> Thread:
         approvals=[*first.approvals, *then.approvals],
         attachment=first.attachment or then.attachment,
         asked=asked,
+        quotes=first.quotes,
         cut_off=then.cut_off,
     )

@@ -135,12 +135,7 @@ def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
         extra["started_at"] = header.started_at
     if header.cwd:
         extra["cwd"] = scrub.text(header.cwd)
-    if session.cut_offs:  # by event index: the turns the harness recorded as cut off
-        extra["cut_offs"] = [
-            {"after": c.after, "failure": scrub.text(c.failure)} for c in session.cut_offs
-        ]
-    if session.steers:  # user events delivered while a turn still ran
-        extra["steers"] = list(session.steers)
+    extra.update(turn_marks(session, scrub))
     return {
         "schema_version": ATIF_VERSION,
         "session_id": header.session_id,
@@ -149,6 +144,19 @@ def trajectory(session: Session, scrub: Scrubber) -> dict[str, Any]:
         "final_metrics": {"total_steps": len(builder.steps)},
         "extra": extra,
     }
+
+
+def turn_marks(session: Session, scrub: Scrubber) -> dict[str, Any]:
+    """What triage joins turns by and the events do not carry, by event index: the turns the
+    harness recorded as cut off, and the user events delivered while a turn still ran."""
+    marks: dict[str, Any] = {}
+    if session.cut_offs:
+        marks["cut_offs"] = [
+            {"after": c.after, "failure": scrub.text(c.failure)} for c in session.cut_offs
+        ]
+    if session.steers:
+        marks["steers"] = list(session.steers)
+    return marks
 
 
 def file_name(session: Session, suffix: str) -> str:

@@ -32,7 +32,7 @@ import orjson
 from trajforge import __version__
 from trajforge.records import Event, Session
 from trajforge.scrub import Scrubber
-from trajforge.splits.atif import ExportOutcome, export_sessions, file_name
+from trajforge.splits.atif import ExportOutcome, export_sessions, file_name, turn_marks
 
 TITLE_CHARS = 80
 Json = dict[str, Any]
@@ -130,6 +130,7 @@ def _header(session: Session, scrub: Scrubber) -> Json:
         mine["cwd"] = scrub.text(header.cwd)
     if header.git is not None:
         mine["git"] = scrub.value(header.git.model_dump(mode="json", exclude_none=True))
+    mine.update(turn_marks(session, scrub))
     head["trajforge"] = mine
     return head
 

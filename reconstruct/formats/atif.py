@@ -20,10 +20,15 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import EventLog, outcome_fields
+from trajforge.reconstruct.formats.atif_tools import (
+    EventLog,
+    cut_offs_of,
+    outcome_fields,
+    steers_of,
+)
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.inputs import json_line, read_all
-from trajforge.records import CutOff, Event, ParseWarning, Session, SessionHeader, sha256_hex
+from trajforge.records import Event, ParseWarning, Session, SessionHeader, sha256_hex
 
 # An unescaped "schema_version": "ATIF-v…" key: inside another format's JSON strings the quotes
 # are escaped, so a session that merely talks about ATIF does not match.
@@ -154,28 +159,9 @@ def trajectory_session(doc: Any, file: str, line: int, raw: bytes) -> Session | 
         events=tuple(build.events),
         warnings=tuple(build.warnings),
         skipped=dict(build.skipped),
-        cut_offs=_cut_offs(extra.get("cut_offs"), len(build.events)),
-        steers=tuple(i for i in _list(extra.get("steers")) if _index(i, len(build.events))),
+        cut_offs=cut_offs_of(extra, len(build.events)),
+        steers=steers_of(extra, len(build.events)),
     )
-
-
-def _cut_offs(value: Any, events: int) -> tuple[CutOff, ...]:
-    """Our export's ``extra.cut_offs`` (by event index); malformed entries are left out."""
-    found = []
-    for item in _list(value):
-        after, failure = _dict(item).get("after"), _dict(item).get("failure")
-        known = isinstance(after, int) and (after == -1 or _index(after, events))
-        if known and isinstance(after, int) and isinstance(failure, str):
-            found.append(CutOff(after=after, failure=failure))
-    return tuple(found)
-
-
-def _index(value: Any, events: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < events
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 class AtifFormat:

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from trajforge.records import Edit, Event, ParseWarning, SourcePos
+from trajforge.records import CutOff, Edit, Event, ParseWarning, SourcePos
 
 
 class EventLog:
@@ -238,3 +238,29 @@ def outcome_fields(call: Event, text: str, harness: str, error: bool, code: Any)
         if content is not None:
             fields.update(path=call.path, content=content, partial=bool(call.offset))
     return fields
+
+
+def cut_offs_of(marks: dict[str, Any], events: int) -> tuple[CutOff, ...]:
+    """The ``cut_offs`` our exports keep (ATIF's root ``extra``, STS's ``trajforge`` header
+    key: by event index); malformed entries are left out."""
+    found = []
+    for item in _list(marks.get("cut_offs")):
+        entry = item if isinstance(item, dict) else {}
+        after, failure = entry.get("after"), entry.get("failure")
+        known = isinstance(after, int) and (after == -1 or _index(after, events))
+        if known and isinstance(after, int) and isinstance(failure, str):
+            found.append(CutOff(after=after, failure=failure))
+    return tuple(found)
+
+
+def steers_of(marks: dict[str, Any], events: int) -> tuple[int, ...]:
+    """The ``steers`` our exports keep (event indices of messages delivered mid-turn)."""
+    return tuple(i for i in _list(marks.get("steers")) if _index(i, events))
+
+
+def _index(value: Any, events: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < events
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

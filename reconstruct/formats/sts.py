@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from trajforge.errors import FormatError
-from trajforge.reconstruct.formats.atif_tools import EventLog
+from trajforge.reconstruct.formats.atif_tools import EventLog, cut_offs_of, steers_of
 from trajforge.reconstruct.formats.hermes_tools import message_text  # same content parts
 from trajforge.reconstruct.formats.sts_tools import (
     HEADER_CUT,
@@ -150,11 +150,14 @@ class _Reading(EventLog):
         self.add_known(line, mine, inferred, kind="tool_result", text=text)
 
     def session(self) -> Session:
+        marks = _dict(self.record.get("trajforge"))
         return Session(
             header=_header(self),
             events=tuple(self.events),
             warnings=tuple(self.warnings),
             skipped=dict(self.skipped),
+            cut_offs=cut_offs_of(marks, len(self.events)),
+            steers=steers_of(marks, len(self.events)),
         )
 
 

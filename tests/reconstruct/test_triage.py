@@ -76,6 +76,28 @@ def test_harness_text_is_not_a_request(text: str) -> None:
     assert clean(text).text == ""
 
 
+PASTED_OPENCODE = (
+    "ION_ON_CHAIN env var)\nNext Steps\n- Commit and push\nCritical Context\n- All tests pass\n"
+    "Thinking: the README names the old program id\n→ Read README.md\n← Edit README.md\n"
+    "$ git add README.md && git commit -m 'fix program id'\n"
+    "Done. Fixed the outdated program ID in README.md.\n▣  Build · Big Pickle · 1m 14s\n"
+)
+
+
+def test_what_the_person_typed_after_a_pasted_transcript_is_theirs() -> None:
+    # bastion's Claude Code session opens with a 46 kB paste of an opencode session (a summary,
+    # then "→ Read", "← Edit", "▣  Build · Big Pickle · 1m 14s") and the person's own
+    # "Continue please continue this please": it was "harness text", it is a continuation
+    assert clean(PASTED_OPENCODE + "Continue please continue this please").text == (
+        "Continue please continue this please"
+    )
+    assert clean(PASTED_OPENCODE).text == ""  # the transcript alone is still harness text
+    found = run(Script().user(PASTED_OPENCODE + "Continue please").say("Continuing."))
+    assert [(d.reason.value, d.detail) for d in found.drops] == [
+        ("not_self_contained", "a continuation with nothing before")
+    ]
+
+
 def test_wrappers_are_cut_and_the_request_kept() -> None:
     ide = (
         "<ide_opened_file>The user opened the file /Users/me/proj/top.csv in the IDE. This may "

@@ -46,9 +46,13 @@ def test_every_real_file_is_read(corpus: tuple[Path, pipeline.ReconstructSummary
 def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
     out, summary = corpus
     # bastion: the only user message is an earlier session pasted back (cut-off summary,
-    # opencode TUI lines): harness text, and nothing of it becomes a task
+    # opencode TUI lines) and, after it, the person's own "Continue please continue this
+    # please": a continuation of nothing stated here (it was "harness text", session 23's
+    # read), and nothing of it becomes a task
     bastion = drops(summary, "bastion")
-    assert [d.reason for d in bastion] == [Reason.HARNESS_INJECTED]
+    assert [(d.reason, d.detail) for d in bastion] == [
+        (Reason.NOT_SELF_CONTAINED, "a continuation with nothing before")
+    ]
     assert not [t for t in tasks(out) if "bastion" in t.source.path]
     # speakfree: the IDE wrapper is cut; what is left asks to restart an app on the machine
     speak = {d.text: d for d in drops(summary, "speakfree")}
@@ -193,8 +197,11 @@ def test_a_message_sent_before_any_reply_joins_the_request(
     assert bash.reason == Reason.CONVERSATION and "would it make sense" in bash.detail
     assert bash.events[1] > bash.events[0]
     assert not [d for d in mono if d.text.startswith("continue investigate")]
-    (report,) = [d for d in mono if d.text.startswith("then we need to tackle this bash issue")]
-    assert report.events[1] > report.events[0]
+    # the report, its "continue investigate", the plan it got and the question that led to
+    # the fix (test_a_plan_and_the_reply_that_approves_it_are_one_thread) are one task
+    out, _ = corpus
+    (report,) = [t for t in tasks(out) if t.instruction.startswith("then we need to tackle")]
+    assert "continue investigate" in report.instruction
 
 
 def test_a_correction_that_restates_the_work_and_its_reply_are_one_request(
@@ -376,8 +383,9 @@ def test_queued_messages_a_pasted_subject_and_a_release(
     (ignore,) = [d for d in meadow if d.text.startswith("Setup a Git Ignore")]
     assert ignore.reason == Reason.DOCS_ONLY and ".gitignore" in ignore.detail
     assert not [d for d in meadow if d.text.startswith("@gitter Once done")]
-    (bash,) = [d for d in drops(summary, "before-compaction") if "this bash issue" in d.text]
-    assert bash.reason == Reason.NO_DELIVERABLE
+    out, _ = corpus
+    (bash,) = [t for t in tasks(out) if "this bash issue" in t.instruction]
+    assert bash.instruction.startswith("then we need to tackle this bash issue:")
     (release,) = [d for d in drops(summary, "large-session") if "details everything" in d.text]
     assert release.reason == Reason.NOT_SELF_CONTAINED and "approved work" in release.detail
 
@@ -411,3 +419,28 @@ def test_an_interrupted_request_and_its_steer_are_one(
     compacted = drops(summary, "before-compaction")
     (idiot,) = [d for d in compacted if d.text.startswith("why do you go 100 lines")]
     assert idiot.reason == Reason.NOT_SELF_CONTAINED
+
+
+def test_a_plan_and_the_reply_that_approves_it_are_one_thread(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """Session 22's read: a request for a plan ("let's tackle main-new.ts. read it in full,
+    suggest how we can remove any code duplication, split it into separate modules …") was
+    no_deliverable, and the reply that amends and approves it ("- selectSession() … this
+    belongs in model-resolver? … rest looks fine", quoting the plan) not_self_contained,
+    while the work followed the reply. As one thread the task states the plan, the reply and
+    the plan as the assistant revised it before the work ("cli/session-picker.ts"), and the
+    steer "after you are done and commited, remoev the old remaining files …" joins it. The
+    same for the bash-ordering report, its root-cause plan and "sooo, why are we using
+    appendMessage and not queueMessage for this?". "think then say hello" got no plan: the
+    dark.json edit after it stays a thread of its own."""
+    out, summary = corpus
+    (split,) = [t for t in tasks(out) if "let's tackle main-new.ts" in t.instruction]
+    said = split.instruction
+    assert "The assistant answered:" in said and "rest looks fine" in said
+    assert "cli/session-picker.ts" in said and "remoev the old remaining files" in said
+    (queue,) = [t for t in tasks(out) if "this bash issue" in t.instruction]
+    assert "appendMessage and not queueMessage" in queue.instruction
+    large = drops(summary, "large-session")
+    (hello,) = [d for d in large if d.text.startswith("think then say hello")]
+    assert hello.events[1] - hello.events[0] < 5

@@ -529,6 +529,37 @@ def test_a_request_cut_off_and_the_steer_that_leans_on_it_are_one_thread() -> No
     assert not found.candidates and "harness_error" in reasons(found), found.drops
 
 
+PLAN = (
+    "Proposed split:\n\n1. `calc.py` keeps `add()`\n2. a new `ops.py` with `sub(a, b)` and "
+    "`mul(a, b)`, each returning the plain result\n3. `calc.py` re-exports both from `ops.py`"
+    " so callers keep importing from `calc`\n\n" + "Each function stays one line. " * 10
+)
+
+
+def test_a_plan_and_the_reply_that_approves_it_are_one_thread() -> None:
+    # pi-mono: "let's tackle main-new.ts. read it in full, suggest how we can … split it into
+    # separate modules" (a plan, no change: no_deliverable) and "- selectSession() … rest
+    # looks fine" (quoting the plan: not_self_contained), whose work followed the reply
+    s = Script().user("Read calc.py and suggest how we could split it into modules")
+    s.read("calc.py", CALC).say(PLAN)
+    s.user("1. `calc.py` keeps `add()`\n\nrest looks fine").write("ops.py", SUB)
+    found = run(s.say("Done."))
+    assert families(found) == ["build"], found.drops
+    said = found.candidates[0].instruction
+    assert said.startswith("Read calc.py and suggest") and "a new `ops.py`" in said
+    assert said.endswith("rest looks fine")
+    # a question answered (a qa task of its own) does not take the turn after it in
+    s = Script().user("What does add() in calc.py return?").read("calc.py", CALC)
+    s.say("add() returns `a + b`, the sum of its two arguments. " * 10)
+    s.user("ok, make it round that").edit("calc.py", "return a + b\n", "return round(a + b)\n")
+    found = run(s.say("Done."))
+    assert "qa" in families(found) and "not_self_contained" in reasons(found)
+    # nor does a short answer that is no plan ("think then say hello": "Hello!")
+    s = Script().user("think then say hello").say("Hello!")
+    s.user("that seems to be the old value").edit("calc.py", "return a + b\n", "return a\n")
+    assert "no_deliverable" in reasons(run(s.say("Done.")))
+
+
 def test_a_pasted_prompt_naming_the_workspace_by_its_home_spelling_is_not_outside() -> None:
     # pi-mono: "~/workspaces/pi-mono (refactor) ➜ pi-mono git:(refactor) npx tsx
     # packages/coding-agent/src/cli.ts -c … ENOENT … at utils/config.ts:76" was dropped as
@@ -705,6 +736,20 @@ def test_a_release_of_only_docs_and_config_is_live_state() -> None:
     s = Script().user("update the CHANGELOG for 0.8.0 and push it")
     s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
     (drop,) = run(s.shell("git push origin main", 0).say("Pushed.")).drops
+    assert drop.reason.value == "docs_only"
+    # session 23's read: pi-mono's `npm run publish` failed in its pre-publish build, so it
+    # released nothing; the version tag pushed before it (`git push origin v0.8.0`) did
+    s = Script().user("bump the version to 0.8.0, update the CHANGELOG and release it")
+    s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
+    s.shell("git tag v0.8.0 && git push origin main", 0)
+    s.shell("git push origin v0.8.0", 0, " * [new tag]         v0.8.0 -> v0.8.0")
+    failed = s.shell("npm run publish", 1, "error TS2305: no exported member").say("It failed.")
+    (drop,) = run(failed).drops
+    assert drop.reason.value == "live_state"
+    assert "pushes a version tag (`git push origin v0.8.0`)" in drop.detail
+    s = Script().user("bump the version to 0.8.0, update the CHANGELOG and release it")
+    s.read("CHANGELOG.md", "# Changelog\n").write("CHANGELOG.md", "# Changelog\n\n## 0.8.0\n")
+    (drop,) = run(s.shell("npm run publish", 1, "error TS2305").say("It failed.")).drops
     assert drop.reason.value == "docs_only"
 
 

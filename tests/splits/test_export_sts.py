@@ -99,6 +99,8 @@ def test_export_reads_back_to_the_same_events(exported: Path) -> None:
         ), key
         assert events_of(session) == events_of(before), key
         assert {Path(e.source.file).parent for e in session.events} == {exported}, key
+        # what triage joins turns by (a request cut off, the steer after it) travels too
+        assert (session.cut_offs, session.steers) == (before.cut_offs, before.steers), key
 
 
 def test_export_of_the_samples_reconstructs_to_the_same_tasks(tmp_path: Path) -> None:
