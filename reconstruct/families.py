@@ -111,7 +111,7 @@ def candidates(
     runs = check_runs(events)
     triaged = threads_of(events, cut_offs, steers)
     roots = session_roots(events, state.root)
-    drops = list(triaged.drops)
+    drops = [_changes_first(events, d, state) for d in triaged.drops]
     found: list[Candidate] = []
     kept: list[tuple[Thread, str]] = []
     known = Known(state.history, lambda: _texts(state))
@@ -132,6 +132,16 @@ def candidates(
             found.append(made)
     repairs, repair_drops = _repairs(events, state, runs, kept, roots)
     return Found(found + repairs, drops + repair_drops, triaged.merged)
+
+
+def _changes_first(events: Sequence[Event], drop: Drop, state: Replay) -> Drop:
+    """A turn with no thread before it that continues nothing stated here ("Continue please"
+    after a pasted transcript) is judged for what it changed first, as threads are: docs or
+    config only is ``docs_only``."""
+    if drop.reason != Reason.NOT_SELF_CONTAINED:
+        return drop
+    edited = edited_paths(events, drop.first, drop.last, state.root)
+    return docs_drop(events, (drop.first, drop.last), drop.text, state, edited) or drop
 
 
 def _differ(state: Replay) -> Callable[[int, int], bool]:

@@ -38,21 +38,32 @@ def confine(path: str, root: str | None) -> str:
     Escapes: ``..`` above the root, absolute paths outside it, ``~`` home paths, empty paths,
     and NUL bytes.
     """
-    raw = path.strip().replace("\\", "/")
+    raw = _drive(path.strip().replace("\\", "/"))
     if not raw or "\x00" in raw:
         raise PathViolation(f"invalid path {path!r}")
     if raw.startswith("~"):
         raise PathViolation(f"home path {path!r} is outside the workspace")
-    if raw.startswith("/"):
+    if raw.startswith("/") or DRIVE.match(raw):
         norm = posixpath.normpath(raw)
-        if root is None or not (norm == root or norm.startswith(root.rstrip("/") + "/")):
+        base = _drive(root.replace("\\", "/")) if root else None
+        if base is None or not (norm == base or norm.startswith(base.rstrip("/") + "/")):
             raise PathViolation(f"absolute path {path!r} is outside the workspace {root!r}")
-        rel = posixpath.relpath(norm, root)
+        rel = posixpath.relpath(norm, base)
     else:
         rel = posixpath.normpath(raw)
     if rel in (".", "") or rel == ".." or rel.startswith("../"):
         raise PathViolation(f"path {path!r} escapes the workspace")
     return rel
+
+
+DRIVE = re.compile(r"^[A-Za-z]:/")
+"""A Windows absolute path, separators made ``/`` (``C:/Users/me/.agents/…``): absolute, not
+a relative path that happens to start with ``C:``."""
+
+
+def _drive(path: str) -> str:
+    """The drive letter upper-cased (``c:/repos`` and ``C:/repos`` are one folder)."""
+    return path[0].upper() + path[1:] if DRIVE.match(path) else path
 
 
 HOME = re.compile(r"^(/Users/[^/]+|/home/[^/]+|/root)(?:/|$)")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from trajforge.reconstruct import triage_rules_work as work
-from trajforge.reconstruct.paths import PathViolation, confine, home_of, home_spelling
+from trajforge.reconstruct.paths import DRIVE, PathViolation, confine, home_of, home_spelling
 from trajforge.reconstruct.shell import programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import STRENGTH, Call, classify, live_command
@@ -208,7 +208,9 @@ def live_reason(
     calls = [
         c for i in span if events[i].call_id in done and (c := _call(events, i, where)) is not None
     ]
-    if (effect := next((c for c in calls if c.kind == "effect"), None)) is not None:
+    effects = [c for c in calls if c.kind == "effect"]
+    done_first = sorted(effects, key=lambda c: not _succeeded(events, c.index))
+    if (effect := next(iter(done_first), None)) is not None:  # one that failed only if all did
         return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}{_others(effect, calls)}"
     if left == "changes":
         return _beside_changes(events, (first, last), request, calls)
@@ -275,7 +277,7 @@ def _succeeded(events: Sequence[Event], index: int) -> bool:
     )
 
 
-_PATH_WORD = re.compile(r"(?<![\w.$-])(?:~/|/)[^\s'\"|;&)<>]+")
+_PATH_WORD = re.compile(r"(?<![\w.$-])(?:~/|/|[A-Za-z]:[\\/])[^\s'\"|;&)<>]+")
 """Absolute or home paths a command names, read before parsing it."""
 
 READ_ARGUMENTS = ("path", "file_path", "filePath", "dir", "directory")
@@ -299,7 +301,8 @@ def _read_outside(event: Event, roots: Roots) -> str | None:
         args = [event.arguments.get(k) for k in READ_ARGUMENTS]
         named = [event.path or "", *(v for v in args if isinstance(v, str))]
     for path in named:
-        machine = path.startswith(("/", "~/")) and not path.startswith("/dev/")
+        machine = path.startswith(("/", "~/")) or bool(DRIVE.match(path.replace("\\", "/")))
+        machine = machine and not path.startswith("/dev/")
         if machine and not work.SCRATCH_DIRS.match(path) and not roots.inside(path):
             return path
     return None

@@ -145,6 +145,19 @@ def test_confine_rejects(path: str) -> None:
         confine(path, "/w")
 
 
+def test_windows_drive_paths_are_absolute() -> None:
+    # codex on Windows (cwd C:\repos\BattleCity) reading C:\Users\tassa\.agents\…: a drive
+    # path was read as a relative one, "inside" every workspace
+    root = session_root("C:\\repos\\BattleCity", [])
+    assert confine("C:\\repos\\BattleCity\\src\\x.ts", root) == "src/x.ts"
+    assert confine("c:/repos/BattleCity/a.ts", root) == "a.ts"  # the drive letter's case
+    for outside in ("C:\\Users\\tassa\\.agents\\SKILL.md", "D:\\repos\\BattleCity\\a.ts", "/w/a"):
+        with pytest.raises(PathViolation):
+            confine(outside, root)
+    s = Script().write("C:\\repos\\BattleCity\\src\\app.ts", "export {}\n")
+    assert replay(s.events, root).state_at(len(s.events) - 1).files == {"src/app.ts": "export {}\n"}
+
+
 def test_session_root_falls_back_to_common_directory() -> None:
     s = Script().write("/home/u/p/src/a.py", "").write("/home/u/p/test/b.py", "")
     assert session_root(None, s.events) == "/home/u/p"

@@ -96,6 +96,9 @@ def test_what_the_person_typed_after_a_pasted_transcript_is_theirs() -> None:
     assert [(d.reason.value, d.detail) for d in found.drops] == [
         ("not_self_contained", "a continuation with nothing before")
     ]
+    # what it changed decides first, as for threads: a lockfile alone is docs_only
+    s = Script().user(PASTED_OPENCODE + "Continue please").write("skills-lock.json", "{}\n")
+    assert [d.reason.value for d in run(s.say("Updated.")).drops] == ["docs_only"]
 
 
 def test_wrappers_are_cut_and_the_request_kept() -> None:

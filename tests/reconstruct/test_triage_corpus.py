@@ -48,11 +48,10 @@ def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> 
     # bastion: the only user message is an earlier session pasted back (cut-off summary,
     # opencode TUI lines) and, after it, the person's own "Continue please continue this
     # please": a continuation of nothing stated here (it was "harness text", session 23's
-    # read), and nothing of it becomes a task
+    # read) whose only change is a lockfile, and nothing of it becomes a task
     bastion = drops(summary, "bastion")
-    assert [(d.reason, d.detail) for d in bastion] == [
-        (Reason.NOT_SELF_CONTAINED, "a continuation with nothing before")
-    ]
+    assert [d.reason for d in bastion] == [Reason.DOCS_ONLY]  # what it changed decides
+    assert "skills-lock.json" in bastion[0].detail
     assert not [t for t in tasks(out) if "bastion" in t.source.path]
     # speakfree: the IDE wrapper is cut; what is left asks to restart an app on the machine
     speak = {d.text: d for d in drops(summary, "speakfree")}
@@ -72,10 +71,13 @@ def test_claude_code_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> 
 
 def test_codex_and_opencode_dumps(corpus: tuple[Path, pipeline.ReconstructSummary]) -> None:
     out, summary = corpus
-    # a grant application whose only command, `git remote -v`, lists the local config: no
-    # remote was read, nothing was delivered
+    # a grant application on Windows (cwd C:\repos\BattleCity) that read the grant skill in
+    # C:\Users\tassa\.agents and changed nothing: its only result is what it read outside the
+    # workspace (session 23's read: a drive path was taken for a relative one, no_deliverable);
+    # `git remote -v` lists the local config and is no reason
     (grant,) = drops(summary, "Battle-Cities")
-    assert grant.reason == Reason.NO_DELIVERABLE and "git remote" not in grant.detail
+    assert grant.reason == Reason.LIVE_STATE and "git remote" not in grant.detail
+    assert "C:\\Users\\tassa\\.agents\\skills\\apply-grant" in grant.detail
     gitter = [d for d in drops(summary, "dark-factory") if d.text.startswith("@gitter")]
     # a sub-agent commits; quiet-meadow's "@gitter Once done …", queued while the agent
     # worked on "Setup a Git Ignore …", joined that request (its .gitignore: docs_only)
