@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
-from trajforge.reconstruct.shell import is_mutating
 from trajforge.reconstruct.triage_live import (
     Left,
     Roots,
     cut_off,
     live_reason,
     moved_work,
-    ran,
+    touched,
 )
 from trajforge.reconstruct.triage_request import Known, body, directs, resolve, untagged
 from trajforge.reconstruct.triage_text import (
@@ -37,7 +36,7 @@ from trajforge.reconstruct.triage_text import (
     unspaced_ack,
     word_count,
 )
-from trajforge.records import CHANGE_KINDS, CutOff, Event, Reason
+from trajforge.records import CutOff, Event, Reason
 
 PREVIEW = 160
 
@@ -314,27 +313,6 @@ def _cut_short(events: Sequence[Event], thread: Thread, moved: bool) -> str | No
     if thread.cut_off is None or moved or touched(events, thread.first, thread.last):
         return None
     return f"the turn was cut off before it delivered anything: {thread.cut_off!r}"
-
-
-def touched(events: Sequence[Event], first: int, last: int) -> bool:
-    """The thread wrote, edited or patched a file or ran a command that may change files
-    (whether or not replay could tell what changed); a call that never ran is not counted."""
-    return first_change(events, first, last) is not None
-
-
-def first_change(events: Sequence[Event], first: int, last: int) -> int | None:
-    """Event index of the span's first call that changed files or may have (see
-    :func:`touched`), or None."""
-    done = ran(events, first, last)
-    for index in range(first, min(last, len(events) - 1) + 1):
-        event = events[index]
-        if event.kind != "tool_call" or event.call_id not in done:
-            continue
-        if event.tool_kind in CHANGE_KINDS:
-            return index
-        if event.tool_kind == "shell" and event.command and is_mutating(event.command):
-            return index
-    return None
 
 
 def judge(

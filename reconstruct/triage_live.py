@@ -20,7 +20,7 @@ from typing import Literal
 
 from trajforge.reconstruct import triage_rules_work as work
 from trajforge.reconstruct.paths import DRIVE, PathViolation, confine, home_of, home_spelling
-from trajforge.reconstruct.shell import programs, split_cd
+from trajforge.reconstruct.shell import is_mutating, programs, split_cd
 from trajforge.reconstruct.shell_writes import changes
 from trajforge.reconstruct.triage_calls import STRENGTH, Call, classify, live_command
 from trajforge.records import CHANGE_KINDS, CutOff, Event, Reason
@@ -108,6 +108,27 @@ def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:
     return frozenset(
         e.call_id for e in events[first : last + 1] if e.kind == "tool_result" and e.call_id
     )
+
+
+def touched(events: Sequence[Event], first: int, last: int) -> bool:
+    """The thread wrote, edited or patched a file or ran a command that may change files
+    (whether or not replay could tell what changed); a call that never ran is not counted."""
+    return first_change(events, first, last) is not None
+
+
+def first_change(events: Sequence[Event], first: int, last: int) -> int | None:
+    """Event index of the span's first call that changed files or may have (see
+    :func:`touched`), or None."""
+    done = ran(events, first, last)
+    for index in range(first, min(last, len(events) - 1) + 1):
+        event = events[index]
+        if event.kind != "tool_call" or event.call_id not in done:
+            continue
+        if event.tool_kind in CHANGE_KINDS:
+            return index
+        if event.tool_kind == "shell" and event.command and is_mutating(event.command):
+            return index
+    return None
 
 
 def released(events: Sequence[Event], first: int, last: int) -> str | None:

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from trajforge.reconstruct.triage import Drop, Thread, answer_of, first_change, judge, touched
-from trajforge.reconstruct.triage_live import Roots
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge
+from trajforge.reconstruct.triage_live import Roots, first_change, touched
 from trajforge.reconstruct.triage_request import Known, body, untagged
 from trajforge.reconstruct.triage_text import is_question
 from trajforge.records import Event, Reason
