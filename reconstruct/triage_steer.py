@@ -35,7 +35,8 @@ def judged(
     """Each thread with its drop (or None) and its self-contained request (see
     :func:`~trajforge.reconstruct.triage.judge`); a request cut off before it touched anything
     and a turn right after it that cannot stand alone (judged as if it had finished: it may
-    be cut off in turn, and steered again) come out as one thread."""
+    be cut off in turn, and steered again) come out as one thread; so do a request for a plan
+    and the reply that leans on it and led to the work."""
     n = 0
     while n < len(threads):
         thread = threads[n]
@@ -49,6 +50,8 @@ def judged(
             leans, _ = judge(events, replace(then, cut_off=None), roots, known, changed, True)
             if leans is None or leans.reason != Reason.NOT_SELF_CONTAINED:
                 break
+            if answer and not touched(events, then.first, then.last):
+                break  # a plan is joined with the reply that led to the work, not a question
             thread = steered(thread, then, answer, _before_work(events, then))
             drop, request = judge(events, thread, roots, known, changed, later=n > 0)
             n += 1

@@ -554,6 +554,11 @@ def test_a_plan_and_the_reply_that_approves_it_are_one_thread() -> None:
     s.user("ok, make it round that").edit("calc.py", "return a + b\n", "return round(a + b)\n")
     found = run(s.say("Done."))
     assert "qa" in families(found) and "not_self_contained" in reasons(found)
+    # a reply that only asks on (no change) is no approval: the plan stays a thread of its own
+    s = Script().user("Read calc.py and suggest how we could split it into modules")
+    s.read("calc.py", CALC).say(PLAN).user("and what would go in ops.py?").say("sub and mul.")
+    found = run(s)
+    assert [d.first for d in found.drops] == [0, 4] and not found.candidates, found.drops
     # nor does a short answer that is no plan ("think then say hello": "Hello!")
     s = Script().user("think then say hello").say("Hello!")
     s.user("that seems to be the old value").edit("calc.py", "return a + b\n", "return a\n")
