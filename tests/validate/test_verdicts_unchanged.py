@@ -4,7 +4,10 @@ status and the closed reasons they got before it.
 ``tests/fixtures/verdicts_before_redesign.json`` was written by validating every task the
 fixture sessions give with the code as it stood before the redesign (commit ae9bc8b: control
 names as strings, outcomes spelled ``passed`` / ``failed``, the report a dict), with
-:func:`~tests.validate.conftest.local_context`'s settings: task id → [status, codes].
+:func:`~tests.validate.conftest.local_context`'s settings: task id → [status, codes]. One id
+was added since, with its task's old verdict: ``repair-f6875f2b7853d96e`` is
+``repair-8e4a8053b1d60502`` renamed in session 23 (the Claude Code sample's request, cut off by
+a rejected tool call, now joins the steer after it, which the repair's context quotes).
 """
 
 from __future__ import annotations
