@@ -87,6 +87,11 @@ SESSION_ID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
 Row = tuple[int, str, dict[str, Any]]
 
 
+NEVER_RAN = "execution error:"
+"""How codex reports a call its sandbox could not start ("execution error: Io(Custom { …
+windows sandbox: runner error: CreateProcessAsUserW failed: 1312 })"): a failed call."""
+
+
 class CodexFormat:
     """Codex CLI rollout files, envelope and bare eras."""
 
@@ -332,6 +337,8 @@ class _EventBuilder:
         success = success if success is not None else end_success
         failed = (exit_code is not None and exit_code != 0) or success is False
         if tool_kind == "patch" and text.startswith("apply_patch verification failed"):
+            failed = True
+        if text.startswith(NEVER_RAN):  # the sandbox could not start it: nothing ran
             failed = True
         self.emit(
             line,

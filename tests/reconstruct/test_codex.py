@@ -428,3 +428,20 @@ def test_empty_and_foreign_files(tmp_path: Path) -> None:
     foreign = write_lines(tmp_path / "f.jsonl", [{"conversations": []}, [1]])
     with pytest.raises(FormatError, match=r"f\.jsonl.*line 1"):
         list(CodexFormat().parse(foreign))
+
+
+def test_a_call_its_sandbox_could_not_start_failed() -> None:
+    """The shared Windows session (Battle-Cities): "execution error: Io(Custom { … windows
+    sandbox: runner error: CreateProcessAsUserW failed: 1312 })" has no exit code, and the call
+    never ran; it was recorded as a success, and a live_state detail cited it over the retry."""
+    path = (
+        Path(__file__).parents[2].parent
+        / "shared/corpus/real/codex/CryptoSodi__Battle-Cities/codex-session.jsonl"
+    )
+    if not path.is_file():
+        pytest.skip(f"SKIPPED: the shared real corpus is not at {path}")
+    session = parse(path)
+    results = [e for e in session.events if e.kind == "tool_result"]
+    failed = [e for e in results if e.text.startswith("execution error:")]
+    assert failed and all(e.is_error for e in failed)
+    assert not all(e.is_error for e in results)  # the retries outside the sandbox ran
