@@ -111,16 +111,17 @@ def candidates(
     runs = check_runs(events)
     triaged = threads_of(events, cut_offs, steers)
     roots = session_roots(events, state.root)
-    drops = [_changes_first(events, d, state) for d in triaged.drops]
+    drops = [
+        _changes_first(events, d, state, d.text) if d.reason == Reason.NOT_SELF_CONTAINED else d
+        for d in triaged.drops
+    ]
     found: list[Candidate] = []
     kept: list[tuple[Thread, str]] = []
     known = Known(state.history, lambda: _texts(state))
     for thread, drop, request in judged(events, triaged.threads, roots, known, _differ(state)):
         if drop is not None and (drop.reason == Reason.NOT_SELF_CONTAINED or thread.attachment):
             # what it changed decides before how it was asked (or what it was shown)
-            edited = edited_paths(events, thread.first, thread.last, state.root)
-            span = (thread.first, thread.last)
-            drop = docs_drop(events, span, thread.request, state, edited) or drop
+            drop = _changes_first(events, drop, state, thread.request)
         if drop is not None:
             drops.append(drop)
             continue
@@ -134,14 +135,12 @@ def candidates(
     return Found(found + repairs, drops + repair_drops, triaged.merged)
 
 
-def _changes_first(events: Sequence[Event], drop: Drop, state: Replay) -> Drop:
-    """A turn with no thread before it that continues nothing stated here ("Continue please"
-    after a pasted transcript) is judged for what it changed first, as threads are: docs or
-    config only is ``docs_only``."""
-    if drop.reason != Reason.NOT_SELF_CONTAINED:
-        return drop
+def _changes_first(events: Sequence[Event], drop: Drop, state: Replay, request: str) -> Drop:
+    """The drop of a thread, or of a turn with no thread before it ("Continue please" after a
+    pasted transcript), judged for what its span changed first: docs or config only is
+    ``docs_only`` (a release: ``live_state``), whatever it was dropped for."""
     edited = edited_paths(events, drop.first, drop.last, state.root)
-    return docs_drop(events, (drop.first, drop.last), drop.text, state, edited) or drop
+    return docs_drop(events, (drop.first, drop.last), request, state, edited) or drop
 
 
 def _differ(state: Replay) -> Callable[[int, int], bool]:

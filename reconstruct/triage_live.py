@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -110,6 +110,15 @@ def ran(events: Sequence[Event], first: int, last: int) -> frozenset[str]:
     )
 
 
+def ran_calls(events: Sequence[Event], first: int, last: int) -> Iterator[tuple[int, Event]]:
+    """(index, call) of each of the span's tool calls that has a result (see :func:`ran`)."""
+    done = ran(events, first, last)
+    for index in range(first, min(last, len(events) - 1) + 1):
+        event = events[index]
+        if event.kind == "tool_call" and event.call_id in done:
+            yield index, event
+
+
 def touched(events: Sequence[Event], first: int, last: int) -> bool:
     """The thread wrote, edited or patched a file or ran a command that may change files
     (whether or not replay could tell what changed); a call that never ran is not counted."""
@@ -119,11 +128,7 @@ def touched(events: Sequence[Event], first: int, last: int) -> bool:
 def first_change(events: Sequence[Event], first: int, last: int) -> int | None:
     """Event index of the span's first call that changed files or may have (see
     :func:`touched`), or None."""
-    done = ran(events, first, last)
-    for index in range(first, min(last, len(events) - 1) + 1):
-        event = events[index]
-        if event.kind != "tool_call" or event.call_id not in done:
-            continue
+    for index, event in ran_calls(events, first, last):
         if event.tool_kind in CHANGE_KINDS:
             return index
         if event.tool_kind == "shell" and event.command and is_mutating(event.command):
@@ -136,11 +141,7 @@ def released(events: Sequence[Event], first: int, last: int) -> str | None:
     publish``, ``gh release …``: ``work.RELEASES``; a version tag pushed: ``work.TAG_PUSH``),
     as "event N: runs `…`", or None. One that failed (``npm run publish`` whose build broke)
     handed nothing out."""
-    done = ran(events, first, last)
-    for index in range(first, min(last, len(events) - 1) + 1):
-        event = events[index]
-        if event.kind != "tool_call" or event.call_id not in done:
-            continue
+    for index, event in ran_calls(events, first, last):
         found = classify(event, index)
         if found is None or found.kind != "publish" or not _succeeded(events, index):
             continue
@@ -224,14 +225,10 @@ def live_reason(
     way to a result it never gave.
     """
     where = roots if isinstance(roots, Roots) else Roots(roots)
-    span = range(first, min(last, len(events) - 1) + 1)
-    done = ran(events, first, last)
-    calls = [
-        c for i in span if events[i].call_id in done and (c := _call(events, i, where)) is not None
-    ]
+    calls = [c for i, _ in ran_calls(events, first, last) if (c := _call(events, i, where))]
     effects = [c for c in calls if c.kind == "effect"]
-    done_first = sorted(effects, key=lambda c: not _succeeded(events, c.index))
-    if (effect := next(iter(done_first), None)) is not None:  # one that failed only if all did
+    effect = min(effects, key=lambda c: not _succeeded(events, c.index), default=None)
+    if effect is not None:  # the first that succeeded; one that failed only if all did
         return Reason.LIVE_STATE, f"event {effect.index}: {effect.what}{_others(effect, calls)}"
     if left == "changes":
         return _beside_changes(events, (first, last), request, calls)
