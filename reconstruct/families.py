@@ -252,8 +252,8 @@ def _episode_candidate(
     )
 
 
-SEEN = ("base", "read", "commit")
-"""Origins of a file version that are observations, not changes."""
+SEEN = ("base", "read", "commit", "formatted")
+"""Origins of a file version that are observations (or a formatter's layout), not changes."""
 
 
 def _unchanged(events: Sequence[Event], episode: Episode, state: Replay, end: Snapshot) -> Drop:

@@ -17,14 +17,19 @@ from typing import Literal
 from trajforge.reconstruct.patches import PatchError, apply_edits, apply_unified, apply_v4a
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.replay_shell import apply_shell
+from trajforge.reconstruct.replay_tree import layout_unsure
 from trajforge.reconstruct.shell_globs import unseen
 from trajforge.records import Event
 
 log = logging.getLogger(__name__)
 
-Origin = Literal["base", "read", "write", "edit", "patch", "shell", "moved", "deleted", "commit"]
+Origin = Literal[
+    "base", "read", "write", "edit", "patch", "shell", "moved", "deleted", "commit", "formatted"
+]
 """moved: the destination of a move or copy (new from then on; its content known only when
-the source's was); commit: as a commit the session made holds it (:mod:`.session_commits`)."""
+the source's was); commit: as a commit the session made holds it (:mod:`.session_commits`);
+formatted: a formatter may have rewritten it (:mod:`.replay_format`): the same code, kept as it
+was before, in a layout that may differ."""
 _PRE_EXISTING: frozenset[str] = frozenset({"base", "read", "edit", "shell"})
 
 
@@ -178,16 +183,17 @@ def replay(
 
 
 def _committed(state: Replay, index: int, files: Mapping[str, str]) -> None:
-    """Files replay lost track of (content unknown or known in part) are known again as the
-    session's commit holds them — only when every file of it replay still knows is equal
-    (else the commit is not what the session had: a divergence says so)."""
+    """Files replay lost track of (content unknown or known in part, or derived from text a
+    formatter may have rewritten) are known again as the session's commit holds them — only
+    when every file of it replay still knows is equal (else the commit is not what the session
+    had: a divergence says so)."""
     lost = []
     for path, text in files.items():
         versions = state.history.get(path)
         if not versions or versions[-1].origin == "deleted":
             continue
         known = state.current(path)
-        if known is None:
+        if known is None or layout_unsure(versions):
             lost.append(path)
         elif known != text:
             state.divergences.append(

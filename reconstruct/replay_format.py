@@ -1,19 +1,22 @@
 """Replay of what formatters did to the files: run by a command, or by a commit's hook.
 
 A formatter or fixer (:mod:`formatters`) rewrites the files it covers that are not formatted
-yet. Replay takes those to be the files the session changed since a formatter last covered
-them (a file of the starting tree is as its repository formatted it): after a command that
-runs one — directly (``npx prettier --write src``), through a package script (``npm run
-check``: ``biome check --write .``), or as the pre-commit hook of a ``git commit`` (whether
-it succeeded or not: a hook that fails has already rewritten files) — each such file it may
-rewrite is unknown. Not when the commit skipped its hooks (``-n``, ``--no-verify``,
-``HUSKY=0``, an empty ``core.hooksPath``), nor when the output shows the formatter rewrote
-nothing: every ``biome`` run said "No fixes applied" (or fixed 0 files), ``ruff format`` /
-``black`` reformatted 0 files, or the pre-commit framework passed (it fails when a hook changes
-a file). An output the harness may have cut proves nothing. When ``biome`` says it fixed more
-files than the session had changed, the others (files replay took as formatted) are named in a
-divergence: which they are is not known.
-"""
+yet. Replay takes those to be the files the session changed since a formatter last covered them
+(a file of the starting tree is as its repository formatted it): after a command that runs one
+— directly (``npx prettier --write src``), through a package script (``npm run check``: ``biome
+check --write .``), or as the pre-commit hook of a ``git commit`` (whether it succeeded or not:
+a hook that fails has already rewritten files) — each such file it may rewrite keeps the
+content it had before, as a ``formatted`` version: a formatter changes the layout, not what the
+code does, so the file still serves as an oracle or a start (a later read that shows other
+lines makes it known only in part; a commit of the session's holds the formatted text and
+replaces it, as it does text edited from it; a ``sed`` that matches nothing in it leaves it
+unknown). A file whose content was not known stays unknown. Nothing is marked when the
+commit skipped its hooks (``-n``, ``--no-verify``, ``HUSKY=0``, an empty ``core.hooksPath``),
+nor when the output shows the formatter rewrote nothing: every ``biome`` run said "No fixes
+applied" (or fixed 0 files), ``ruff format`` / ``black`` reformatted 0 files, or the pre-commit
+framework passed (it fails when a hook changes a file). An output the harness may have cut
+proves nothing. When ``biome`` says it fixed more files than the session had changed, the
+others (files replay took as formatted) are named in a divergence: which they are is not known."""
 
 from __future__ import annotations
 
@@ -164,7 +167,16 @@ def _apply(state: Replay, index: int, run: _Run, result: Event) -> bool:
             state.formatted[path] = index
     marked = [p for p in covered if rewrites(left, p)]
     for path in marked:
-        state.put(path, index, None, "shell")
+        known = state.current(path)
+        state.put(path, index, known, "formatted" if known is not None else "shell")
+    kept = [p for p in marked if state.current(p) is not None]
+    if kept:
+        names = "/".join(sorted({f.name for f in left if any(rewrites([f], p) for p in kept)}))
+        listed = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+        state.divergences.append(
+            f"event {index}: {names} may have reformatted {listed} (its output does not show it "
+            "left them); kept as before it: the same code, in a layout that may differ"
+        )
     _unattributed(state, index, left, covered, result)
     return bool(marked)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from trajforge.reconstruct import shell
 from trajforge.reconstruct.replay_format import apply_formatters
-from trajforge.reconstruct.replay_tree import exists, known_paths, unformatted
+from trajforge.reconstruct.replay_tree import exists, known_paths, layout_unsure, unformatted
 from trajforge.reconstruct.shell_globs import expand
 from trajforge.reconstruct.shell_listing import Selection
 from trajforge.reconstruct.shell_writes import Change, changes
@@ -111,6 +111,8 @@ def _apply(state: Replay, run: _Run, change: Change) -> None:
         new = None
         if change.kind == "substitute" and change.script and old is not None and run.clean:
             new = change.script.apply(old)
+            if new == old and layout_unsure(state.history[path]):
+                new = None  # it matched nothing in a layout a formatter may have changed
         state.put(path, index, new, "shell")
     elif change.kind == "delete":
         _delete(state, index, _under(state, path, change.tree))

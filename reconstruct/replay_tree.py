@@ -1,11 +1,13 @@
-"""Which files replay knows exist at the current point of a replay."""
+"""Which files replay knows exist at the current point of a replay, and how surely it knows
+their text."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from trajforge.reconstruct.replay import Replay
+    from trajforge.reconstruct.replay import Replay, Version
 
 
 def known_paths(state: Replay) -> set[str]:
@@ -39,3 +41,18 @@ def unformatted(state: Replay, path: str, upto: int) -> bool:
     since = state.formatted.get(path, -1)
     versions = state.history.get(path, ())
     return any(since < v.index <= upto and v.origin in CHANGED for v in versions)
+
+
+_EXACT = frozenset({"base", "read", "write", "commit", "deleted"})
+"""Versions whose content is the file's exact text (or its absence), whatever came before."""
+
+
+def layout_unsure(versions: Sequence[Version]) -> bool:
+    """Whether the latest version's text derives, through edits and shell changes, from one a
+    formatter may have rewritten: the same code, its layout unsure."""
+    for version in reversed(versions):
+        if version.origin == "formatted":
+            return True
+        if version.content is None or (version.origin in _EXACT and not version.partial):
+            return False
+    return False

@@ -250,21 +250,25 @@ def test_pi_session_that_committed_its_work_starts_before_it(repos: RepoSearch) 
     early = state.state_at(100)
     assert "packages/coding-agent/src/modes/print-mode.ts" not in early.files
     # written at event 75 (WP1); `npm run check` at event 81 ran `biome check --write .`
-    # ("Fixed 2 files": WP1's commit holds it with its imports sorted): its text is not known
-    # until the session commits it (event 87, "[refactor 3f30550] WP1: …"); the bundle holds
-    # that commit rebased (3a57585: same subject and counts), and the file is read back from it
+    # ("Fixed 2 files": WP1's commit holds it with its imports sorted): its text is known only
+    # as it was before (the same code, its layout unsure) until the session commits it (event
+    # 87, "[refactor 3f30550] WP1: …"); the bundle holds that commit rebased (3a57585: same
+    # subject and counts), and the file is read back from it
     executor = "packages/coding-agent/src/core/bash-executor.ts"
-    assert executor in state.state_at(84).missing
+    assert [v.origin for v in state.history[executor][:3]] == ["write", "formatted", "commit"]
     assert "of the session's commits found in it" in match.detail
     wp1 = ["git", "-C", str(Path(repos.dirs[0]) / "pi-mono"), "show", f"3a57585:{executor}"]
     assert early.files[executor] == subprocess.run(wp1, capture_output=True, text=True).stdout
+    assert state.state_at(84).files[executor] != early.files[executor]  # as written, unsorted
     # copied by `for f in *.ts; do … cp "$f" ../modes/interactive/components/` (event 692):
     # known, as its source is; its imports rewritten by sed at 722, then `npm run check` at 729
-    # ran biome over it ("Fixed 8 files" of the 32 the session had changed): not known after;
-    # an edit through macOS sed's `\t` (BSD reads it as `t`) is not known either
+    # ran biome over it ("Fixed 8 files" of the 32 the session had changed): kept as before,
+    # its layout unsure, and the sed at 731 that fixes its import applies to it; interactive-mode
+    # is lost to an edit through macOS sed's `\t` (BSD reads it as `t`)
     copied = "packages/coding-agent/src/modes/interactive/components/oauth-selector.ts"
     final = state.state_at(len(session.events))
-    assert copied in state.state_at(700).files and copied in final.missing
+    assert copied in state.state_at(700).files and copied in final.files
+    assert '"../../../core/oauth/storage.js"' in final.files[copied]
     assert "packages/coding-agent/src/modes/interactive/interactive-mode.ts" in final.missing
 
 

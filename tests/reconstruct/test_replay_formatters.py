@@ -1,11 +1,14 @@
 """Formatters a session ran — directly, through a package script, or as the pre-commit hook
-of a ``git commit`` — leave the files they may have rewritten unknown, unless the output shows
-they rewrote nothing.
+of a ``git commit`` — mark the files they may have rewritten ``formatted`` (the same code, kept
+as it was before, in a layout that may differ), unless the output shows they rewrote nothing.
 
 The shapes are the real pi-mono ones: a husky hook running ``npm run check``, whose script is
-``biome check --write . && npm run check --workspaces``; on the real session, replay kept the
-pre-format text of nine files the hook or ``npm run check`` had rewritten (the repository's
-commits hold the formatted text: imports sorted by biome).
+``biome check --write . && npm run check --workspaces``; on the real session, replay took the
+pre-format text of nine files the hook or ``npm run check`` had rewritten for their exact text
+(the repository's commits hold the formatted text: imports sorted by biome). Since then they are
+marked, and the session's commit replaces them; where no commit holds them, the pre-format text
+still serves (before-compaction's ``showSelector()`` refactor: ``npm run check | grep error``
+may have rewritten interactive-mode.ts, and the file was lost).
 """
 
 from __future__ import annotations
@@ -48,10 +51,13 @@ def _session(*commands: tuple[str, int, str]) -> Script:
     return s
 
 
-def _end(s: Script, tree: dict[str, str] = PI_MONO) -> tuple[dict[str, str], frozenset[str]]:
+def _end(s: Script, tree: dict[str, str] = PI_MONO) -> tuple[dict[str, str], set[str]]:
+    """The files at the end, and those a formatter may have rewritten (kept or unknown)."""
     state = replay(s.events, "/w", base=dict(tree), started_with=frozenset(tree))
     end = state.state_at(len(s.events) - 1)
-    return end.files, end.missing
+    kept = {p for p, versions in state.history.items() if versions[-1].origin == "formatted"}
+    assert kept <= set(end.files)
+    return end.files, kept | set(end.missing)
 
 
 def test_the_real_hook_is_read_through_npm_scripts_and_workspaces() -> None:
@@ -70,9 +76,10 @@ def test_the_real_hook_is_read_through_npm_scripts_and_workspaces() -> None:
         "cd /w/packages/agent && npx @biomejs/biome check --write .",
     ],
 )
-def test_a_formatter_that_fixed_files_leaves_the_changed_ones_unknown(command: str) -> None:
+def test_a_formatter_that_fixed_files_marks_the_changed_ones(command: str) -> None:
     files, missing = _end(_session((command, 0, FIXED)))
     assert missing == {"packages/agent/src/exec.ts"}  # biome does not format markdown
+    assert files["packages/agent/src/exec.ts"] == NEW  # the same code, its layout unsure
     assert files["packages/agent/README.md"] == "# agent\n\nexec\n"
     assert files["packages/agent/src/index.ts"] == PI_MONO["packages/agent/src/index.ts"]
 
@@ -169,7 +176,9 @@ def test_a_formatting_script_replay_holds_no_text_of_is_taken_at_its_name() -> N
     s = Script().write("/w/src/a.ts", "A\n").shell("npm run lint && npm test", 0)
     assert replay(s.events, "/w").state_at(len(s.events) - 1).files == {"src/a.ts": "A\n"}
     s.shell("npm run format", 0, "")
-    assert replay(s.events, "/w").state_at(len(s.events) - 1).missing == {"src/a.ts"}
+    state = replay(s.events, "/w")
+    assert state.history["src/a.ts"][-1].origin == "formatted"
+    assert state.state_at(len(s.events) - 1).files == {"src/a.ts": "A\n"}  # the same code
 
 
 def test_a_direct_formatter_rewrites_only_the_paths_it_names() -> None:
@@ -199,3 +208,31 @@ def test_a_direct_formatter_rewrites_only_the_paths_it_names() -> None:
 def test_which_commands_run_a_formatter(words: list[str], names: set[str]) -> None:
     found, _ = command_formatters(words, lambda p: None, lambda p: False, list)
     assert {f.name for f in found} == names
+
+
+def test_a_formatted_file_is_named_and_a_commit_of_the_session_replaces_it() -> None:
+    s = _session(("npm run check 2>&1 | grep error", 0, ""))
+    state = replay(s.events, "/w", base=dict(PI_MONO), started_with=frozenset(PI_MONO))
+    assert any(
+        "biome may have reformatted packages/agent/src/exec.ts" in d for d in state.divergences
+    )
+    s.shell('git commit -m "exec"', 0, "[main 1234567] exec")
+    formatted = NEW.replace("'child_process'", '"node:child_process"')
+    commits = {len(s.events) - 1: {"packages/agent/src/exec.ts": formatted}}
+    state = replay(
+        s.events, "/w", base=dict(PI_MONO), started_with=frozenset(PI_MONO), commits=commits
+    )
+    assert state.state_at(len(s.events) - 1).files["packages/agent/src/exec.ts"] == formatted
+    assert not any("unlike replay" in d for d in state.divergences)
+
+
+def test_a_substitution_that_matches_nothing_in_a_formatted_file_leaves_it_unknown() -> None:
+    """biome may have turned ``'child_process'`` into ``"node:child_process"``: a sed that
+    finds nothing in the text as it was before may have changed the formatted one."""
+    s = _session(("npm run check 2>&1 | grep error", 0, ""))
+    s.shell('sed -i \'s|"node:child_process"|"node:cp"|\' /w/packages/agent/src/exec.ts', 0)
+    files, marked = _end(s)
+    assert "packages/agent/src/exec.ts" not in files and "packages/agent/src/exec.ts" in marked
+    s = _session(("npm run check 2>&1 | grep error", 0, ""))
+    s.shell("sed -i 's|spawn,|spawn as run,|' /w/packages/agent/src/exec.ts", 0)
+    assert _end(s)[0]["packages/agent/src/exec.ts"] == NEW.replace("spawn,", "spawn as run,")

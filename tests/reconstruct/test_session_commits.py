@@ -146,7 +146,7 @@ def test_a_commit_of_the_starting_history_is_not_the_sessions(tmp_path: Path) ->
 CORPUS = Path(__file__).parents[2].parent / "shared" / "corpus"
 SESSION = CORPUS / "pi-mono" / "before-compaction.jsonl"
 BUNDLE = CORPUS / "repos" / "badlogic__pi-mono.bundle"
-REPAIRS = {"repair-2f03b5975af57ad3", "repair-ced5fc78e2c1a5ff", "repair-f013fcf3487e1363"}
+REPAIRS = {"repair-e8db4819ce182747", "repair-00dfadc499967f7c", "repair-277303cd52dca321"}
 
 
 @pytest.mark.slow
@@ -165,7 +165,7 @@ def test_the_real_sessions_npm_check_repairs_are_complete(tmp_path: Path) -> Non
         assert task.verifier.command == "npm run check", name
         assert task.files.missing == () and task.files.partial == (), (name, task.files)
         assert task.source.repo is not None and "commits found in it" in task.source.repo.detail
-    # bash-executor.ts: written, "fixed" by biome (unknown), then committed as WP1
-    workspace = tasks["repair-2f03b5975af57ad3"] / "workspace"
+    # bash-executor.ts: written, "fixed" by biome (its layout unsure), then committed as WP1
+    workspace = tasks["repair-e8db4819ce182747"] / "workspace"
     executor = workspace / "packages" / "coding-agent" / "src" / "core" / "bash-executor.ts"
     assert "export function executeBash(" in executor.read_text()
