@@ -205,12 +205,12 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
                 # follows it may lean on that question
                 rest = _own_question(m.group(0), prose[m.end() :])
             if rest is None:
-                return f"answers the assistant ({m.group(0).strip()!r}…)"
+                return f"corrects the assistant's last turn ({m.group(0).strip()!r}…)"
             prose = rest  # "ok, …" / "oh, …": judge what follows
     if rules.DEPENDENT_START.match(prose) and not (anchored and rules.SEQUENCE.match(prose)):
         return "continues the previous turn"
     if later and short and (m := rules.DENIES_LAST.match(prose)) is not None:
-        return f"answers the assistant ({m.group(0).strip()!r}…)"
+        return f"says the assistant's last turn is not it ({m.group(0).strip()!r}…)"
     if short and (m := _strong_pointer(prose)) is not None:
         return f"refers back ({m.group(0)!r})"
     if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:
@@ -273,10 +273,13 @@ def _pasted(line: str) -> bool:
 
 def directs(request: str) -> bool:
     """A sentence of the request asks for a change ("what's footer using? should be dimmer,
-    don't modify the theme, look into the footer sources"; "can you add some sfx?")."""
+    don't modify the theme, look into the footer sources"; "can you add some sfx?"), or
+    reports a defect ("userMessageText is not used it seems?")."""
     said = [s.strip() for s in turns.SENTENCE_END.split(request.strip())]
     return any(
-        rules.POLITE_REQUEST.match(s) or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
+        rules.POLITE_REQUEST.match(s)
+        or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
+        or turns.DEFECT_REPORT.match(s)
         for s in said
     )
 

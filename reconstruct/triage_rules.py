@@ -223,15 +223,17 @@ session" the conversation itself (what it asks is judged as a question about it)
 
 STRONG_DEICTIC = re.compile(
     r"(?i)\b(?:again|same(?!(?:\s+\w+){0,2}\s+as\b)|previous|earlier|(?:as|like|than) before|"
-    r"instead(?!\s+of\b)|actually|anymore|still|the other|above|you said|you did|what you|"
+    r"instead(?!\s+of\b)|actually|anymore|still(?!\s+(?:there|here|around|with me)\b)|the other|"
+    r"above|you said|you did|what you|"
     r"like you|as you)\b"
 )
-"""Words that point back into the conversation even beside a file name ("the same for
-utils.py", "calc.py still fails"); not the contrast "X instead of Y" or "before the loop", nor
-the comparison "bullet should be same as inline code" (what it is the same as is named; "same
-as before" still points back). An "again" whose action the request itself named just before
-("use /theme to preview, modify, use /theme again") repeats the request, not the conversation:
-a content word among the AGAIN_WINDOW words before it was said earlier in the request."""
+"""Words that point back into the conversation even beside a file name ("the same for utils.py",
+"calc.py still fails"); not the contrast "X instead of Y" or "before the loop", nor the
+comparison "bullet should be same as inline code" (what it is the same as is named; "same as
+before" still points back), nor "you still there?", which asks after the assistant. An "again"
+whose action the request itself named just before ("use /theme to preview, modify, use /theme
+again") repeats the request, not the conversation: a content word among the AGAIN_WINDOW words
+before it was said earlier in the request."""
 AGAIN_WINDOW = 2
 
 BACK_REFERENCE = re.compile(

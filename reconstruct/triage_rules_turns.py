@@ -44,3 +44,15 @@ DIRECTIVE = re.compile(
 """A sentence that asks for a change: a duty ("should be dimmer") or an imperative ("don't
 modify the theme", "look into the footer sources"), not itself a question ("use postgres or
 sqlite?"). A question with one in it is a request."""
+
+DEFECT_REPORT = re.compile(
+    r"(?i)^(?!\s*(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|am|do|does|did|"
+    r"can|could|should|would|will|shall|may|might|must|have|has|had|\w+n'?t|not|no|you|i|or|so|"
+    r"but|and|any|anything|else)\b)\s*\S+\s+\S+[^?]*\b(?:not|never|no longer|\w+n'?t)\b[^?]*\?\s*$"
+)
+"""A defect stated, with a question mark ("userMessageText is not used it seems?", "the footer
+doesn't update?", "collapseChangelog = false, can't we get that from the settings manager?"):
+a statement in word order — no question word or auxiliary opens it, nor "you" (the assistant's
+own doing) — of something that is not so, or could be otherwise. It reports a bug to fix or
+proposes the change, as a duty would; "is userMessageText used?" and "why are there 2
+handlers?" ask."""

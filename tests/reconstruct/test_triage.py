@@ -210,7 +210,7 @@ def test_an_ack_approving_the_assistants_proposal_drops_the_thread() -> None:
     ("later_request", "why"),
     [
         ("fix it", "too short"),
-        ("no, the block should stay as is", "answers the assistant"),
+        ("no, the block should stay as is", "corrects the assistant"),
         ("undo those logger changes", "continues the previous turn"),
         ("do the same for utils.py", "refers back"),
         ("can you do that for utils too", "refers back"),

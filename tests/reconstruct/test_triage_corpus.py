@@ -288,6 +288,27 @@ def test_a_question_that_also_asks_for_the_change_is_a_request(
     assert licence.reason == Reason.DOCS_ONLY and licence.text.startswith("oh, can you make")
 
 
+def test_a_defect_stated_with_a_question_mark_is_a_request(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """Session 24's read of 50 random drops: large-session's "userMessageText is not used it
+    seems?" (the agent made the user message use the token) was "a question, not a request for
+    the change made"; so was before-compaction's "… collapseChangelog = false, can't we get that
+    from the settings manager in session?". "you still there?" asks after the assistant (it was
+    "refers back ('still')"), and "no conosle logs! setTheme should return an error …", after a
+    turn that asked nothing, corrects the assistant (it "answered" it). Without pi-mono's
+    repository, interactive-mode.ts is known only in part: that keeps the second from being a
+    task here (with it, it is an extend candidate)."""
+    out, summary = corpus
+    assert "userMessageText is not used it seems?" in [t.instruction for t in tasks(out)]
+    (drop,) = [d for d in summary.dropped if "collapseChangelog = false, can't" in d.text]
+    assert drop.reason == Reason.WORKSPACE_INCOMPLETE, drop
+    (there,) = [d for d in drops(summary, "before-compaction") if "you still there?" in d.text]
+    assert "still" not in there.detail and there.reason == Reason.NO_DELIVERABLE
+    (logs,) = [d for d in drops(summary, "large-session") if d.text.startswith("no conosle logs")]
+    assert logs.detail.startswith("corrects the assistant's last turn ('no'")
+
+
 def test_the_detail_says_what_the_request_is_about(
     corpus: tuple[Path, pipeline.ReconstructSummary],
 ) -> None:

@@ -295,13 +295,13 @@ def test_a_later_request_that_muses_or_names_a_file_in_words_is_kept(request_tex
 @pytest.mark.parametrize(
     ("request_text", "why"),
     [
-        ("hmm, no, use pnpm instead", "answers the assistant"),
-        ("wait, does it handle the empty case too?", "answers the assistant ('wait,'"),
-        ("actually, why did you change the colors?", "answers the assistant ('actually,'"),
+        ("hmm, no, use pnpm instead", "corrects the assistant"),
+        ("wait, does it handle the empty case too?", "corrects the assistant's last turn ('wait"),
+        ("actually, why did you change the colors?", "corrects the assistant's last turn ('act"),
         # pi-mono's large session: the agent had edited the wrong prompt; the turn names a
         # file, but what to do there is the previous turn's (a typo inside "that's" too)
-        ("thatÄ's not the system prompt. see main.ts", "answers the assistant"),
-        ("ok, this is not what i meant in src/text.ts", "answers the assistant"),
+        ("thatÄ's not the system prompt. see main.ts", "the assistant's last turn is not it"),
+        ("ok, this is not what i meant in src/text.ts", "the assistant's last turn is not it"),
         ("ok, make muted a little brighter", "names no file"),
         ("make the text brighter", "names no file"),  # one word of a file name is no name
     ],
@@ -409,7 +409,7 @@ def test_a_correction_that_only_steers_still_answers_the_assistant() -> None:
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user("no, that's horrible. use the other name").edit("calc.py", "def sub", "def minus")
     found = run(s.say("Renamed."))
-    assert [d.detail for d in found.drops] == ["answers the assistant ('no,'…)"]
+    assert [d.detail for d in found.drops] == ["corrects the assistant's last turn ('no,'…)"]
 
 
 @pytest.mark.parametrize(
@@ -623,7 +623,9 @@ def test_a_correction_that_asks_for_new_work_at_length_is_judged_by_it() -> None
     # a short steer after the correction still answers the assistant
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user("no, that's not it. can you use calc.py's add for it?").edit("calc.py", "a - b", "b")
-    assert [d.detail for d in run(s.say("Done.")).drops] == ["answers the assistant ('no,'…)"]
+    assert [d.detail for d in run(s.say("Done.")).drops] == [
+        "corrects the assistant's last turn ('no,'…)"
+    ]
 
 
 def test_what_a_thread_shown_an_attachment_changed_decides_its_reason() -> None:
@@ -778,3 +780,33 @@ def test_a_wait_before_a_question_of_its_own_is_no_correction() -> None:
     assert [(d.reason.value, d.detail) for d in found.drops] == [
         ("no_deliverable", "not phrased as a question, and no workspace file changed")
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("add_total is not used it seems?", True),  # a defect stated, asked
+        ("the total in calc.py doesn't round?", True),
+        ("is add_total used?", False),  # asks
+        ("why are there two add functions?", False),
+        ("you didn't run the tests?", False),  # the assistant's own doing
+    ],
+)
+def test_a_defect_stated_with_a_question_mark_asks_for_its_fix(text: str, kept: bool) -> None:
+    # pi-mono's large session: "userMessageText is not used it seems?" — the agent made the
+    # user message use the theme's token: "a question, not a request for the change made"
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user(text).write("calc.py", "def add(a, b):\n    return round(a + b)\n").say("Fixed.")
+    found = run(s)
+    assert (len(found.candidates) == 2) is kept, found.drops
+    if not kept:
+        assert found.drops[-1].reason == "not_self_contained", found.drops
+
+
+def test_asking_whether_the_assistant_is_still_there_does_not_point_back() -> None:
+    # pi-mono's before-compaction: "so, i'm now in the new implementation, you still there?"
+    # was "refers back ('still')"
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user("so, i'm now in the new implementation, you still there?").say("Yes, I'm here.")
+    (drop,) = run(s).drops
+    assert drop.reason == "conversation" and "about the assistant" in drop.detail, drop
