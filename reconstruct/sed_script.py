@@ -12,7 +12,8 @@ in a regular expression, a bracket expression holding the delimiter, a number wi
 an RE that can match nothing repeated (BSD), a last line without a newline (BSD: macOS sed
 may add it).
 
-Each line is edited as GNU sed edits it (an empty match right after a match is skipped).
+Each line is edited as GNU sed edits it (an empty match right after a match is skipped); an RE
+that needs a newline matches no line, whatever else it holds.
 Text beyond ASCII is edited twice, over characters (a UTF-8 locale) and over bytes (the C
 locale, where ``.`` is one byte), and is known when both agree; an RE with a class, the ``I``
 flag or repeated empty matches is applied to ASCII text only.
@@ -172,6 +173,9 @@ def _substitution(
     regex, i = _regex_part(script, i + 1, delim)
     replacement, i = _replacement(script, i, delim, dialect)
     every, occurrence, icase, i = _flags(script, i)
+    if regex and _needs_newline(regex, extended):
+        # no line holds a newline: it matches nothing, whatever the rest of it means
+        return Substitution(_NOTHING, (), occurrence, every), i
     translated = translate(regex, extended, dialect) if regex else None
     if translated is None:
         raise Unsupported("regular expression")
@@ -187,6 +191,37 @@ def _substitution(
     # classes and case beyond ASCII follow the locale; GNU steps over a byte after an empty match
     sensitive = translated.ascii_only or icase or repeated_empty
     return Substitution(compiled, replacement, occurrence, every, sensitive), i
+
+
+_NOTHING = re.compile(r"(?!)")
+"""A regular expression that matches nothing."""
+
+
+def _needs_newline(regex: str, extended: bool) -> bool:
+    """Whether every match of ``regex`` holds a newline: a ``\\n`` outside bracket expressions
+    and groups, not quantified, in an RE without alternatives. Each line is edited apart
+    (no ``N``), so such an RE matches nothing (``s/addChild(new Spacer(1));\\n\\t\\t…/…/``
+    in BSD sed, whose ``\\t`` is not a tab, changes nothing either way)."""
+    if "|" in regex:
+        return False
+    quantifiers = "*?+{" if extended else "*"
+    i = depth = 0
+    while i < len(regex):
+        ch, nxt = regex[i], regex[i + 1 : i + 2]
+        if ch == "[":
+            i = _bracket_end(regex, i)
+            continue
+        if ch == "\\":
+            follows = regex[i + 2 : i + 3]
+            quantified = follows in quantifiers or regex[i + 2 : i + 4] in ("\\{", "\\?", "\\+")
+            if nxt == "n" and depth == 0 and not quantified:
+                return True
+            depth += {"(": 1, ")": -1}.get(nxt, 0) if not extended else 0
+            i += 2
+            continue
+        depth += {"(": 1, ")": -1}.get(ch, 0) if extended else 0
+        i += 1
+    return False
 
 
 def _regex_part(script: str, i: int, delim: str) -> tuple[str, int]:

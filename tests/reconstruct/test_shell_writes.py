@@ -199,6 +199,15 @@ SED_CASES = [
     ("sed -i 's/x*/-/g' f", "abc\n", "-a-b-c-\n"),
     ("sed -i 's/b*/-/g' f", "abc\n", "-a-c-\n"),
     ("sed -i '' 's/a/b/' f", "", ""),
+    # real pi-mono (before-compaction, event 893): a newline in the RE of a line-by-line
+    # script matches nothing, whatever BSD makes of \t (the file was lost; it is unchanged)
+    (
+        "sed -i '' 's/addChild(new Spacer(1));\\n\\t\\t\\tthis.addChild(/this.showStatus(/g' f",
+        "addChild(new Spacer(1));\n\t\t\tthis.addChild(x)\n",
+        "addChild(new Spacer(1));\n\t\t\tthis.addChild(x)\n",
+    ),
+    ("sed -i 's/a\\nb/X/' f", "a\nb\n", "a\nb\n"),
+    ("sed -i 's/a\\n*b/X/' f", "ab\n", "X\n"),  # a quantified newline may match none
 ]
 
 
