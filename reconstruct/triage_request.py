@@ -273,13 +273,15 @@ def _pasted(line: str) -> bool:
 
 def directs(request: str) -> bool:
     """A sentence of the request asks for a change ("what's footer using? should be dimmer,
-    don't modify the theme, look into the footer sources"; "can you add some sfx?"), or
-    reports a defect ("userMessageText is not used it seems?")."""
+    don't modify the theme, look into the footer sources"; "can you add some sfx?"), reports a
+    defect ("userMessageText is not used it seems?") or challenges the design ("why would we
+    track …?")."""
     said = [s.strip() for s in turns.SENTENCE_END.split(request.strip())]
     return any(
         rules.POLITE_REQUEST.match(s)
         or (turns.DIRECTIVE.match(s) and not s.endswith("?"))
         or turns.DEFECT_REPORT.match(s)
+        or turns.CHALLENGE.match(s)
         for s in said
     )
 

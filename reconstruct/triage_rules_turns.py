@@ -45,6 +45,13 @@ DIRECTIVE = re.compile(
 modify the theme", "look into the footer sources"), not itself a question ("use postgres or
 sqlite?"). A question with one in it is a request."""
 
+CHALLENGE = re.compile(
+    r"(?i)^\s*why (?:would|should) (?:we|you|it|this|that)\b|^\s*why do we even\b"
+)
+"""A question that challenges the design ("why would we track the file slash commands in the
+interactive mode? agent session keeps track of those, no?"): it asks for the change that
+answers it, as a duty would; "why are there 2 subscription handlers?" may only ask."""
+
 DEFECT_REPORT = re.compile(
     r"(?i)^(?!\s*(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|am|do|does|did|"
     r"can|could|should|would|will|shall|may|might|must|have|has|had|\w+n'?t|not|no|you|i|or|so|"

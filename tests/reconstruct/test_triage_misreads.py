@@ -787,6 +787,7 @@ def test_a_wait_before_a_question_of_its_own_is_no_correction() -> None:
     [
         ("add_total is not used it seems?", True),  # a defect stated, asked
         ("the total in calc.py doesn't round?", True),
+        ("why would we round in calc.py? the caller rounds, no?", True),  # a challenge
         ("is add_total used?", False),  # asks
         ("why are there two add functions?", False),
         ("you didn't run the tests?", False),  # the assistant's own doing
@@ -794,7 +795,9 @@ def test_a_wait_before_a_question_of_its_own_is_no_correction() -> None:
 )
 def test_a_defect_stated_with_a_question_mark_asks_for_its_fix(text: str, kept: bool) -> None:
     # pi-mono's large session: "userMessageText is not used it seems?" — the agent made the
-    # user message use the theme's token: "a question, not a request for the change made"
+    # user message use the theme's token: "a question, not a request for the change made";
+    # before-compaction's "why would we track the file slash commands in the interactive mode?
+    # agent session keeps track of those, no? …" too
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user(text).write("calc.py", "def add(a, b):\n    return round(a + b)\n").say("Fixed.")
     found = run(s)
