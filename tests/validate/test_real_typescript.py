@@ -26,6 +26,8 @@ in two rounds, scored 0 / 1 the same way (the rewrite re-exports them).
 from __future__ import annotations
 
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -293,8 +295,12 @@ def _zero_then_one(
     task_dir: Path, tmp_path: Path, wrong: Mapping[str, Overlay], rewrite: Overlay
 ) -> None:
     """Each of ``wrong`` (files laid over the start) scores 0; the start with ``rewrite`` laid
-    over it, and the oracle, 1."""
+    over it, and the oracle, 1. The oracle folder leaves out the files whose end text replay
+    does not know (``files.missing``: validation runs it over the start, which holds them):
+    they are taken from the start here too."""
     start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    unknown = {p: start[p] for p in _task(task_dir).files.missing if p in start}
+    oracle = {**unknown, **oracle}
     scores = {
         name: _score(task_dir, _laid(start, files), tmp_path / f"wrong{n}")
         for n, (name, files) in enumerate(wrong.items())
@@ -675,7 +681,7 @@ def test_an_invalid_theme_falls_back_to_dark_scores_zero_then_one(
     _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
 
 
-ENOENT = "extend-2e48202e3c357f3c"
+ENOENT = "extend-7c89df78f39b7539"  # extend-2e48202e before session 24 (formatted files)
 CONFIG = "packages/coding-agent/src/utils/config.ts"
 PACKAGE_DIR_START = (
     ("\t// Node.js: check if package.json exists in __dirname (dist/) or parent (src/ case)\n")
@@ -709,7 +715,7 @@ THEMES_UNDER_MODES = """	const root = getPackageDir();
 def test_the_package_root_found_from_the_module_scores_zero_then_one(
     reconstructed: Path, tmp_path: Path
 ) -> None:
-    """The ENOENT report (``extend-2e48202e``, see the test above): proven with the recorded
+    """The ENOENT report (``extend-7c89df78``, see the test above): proven with the recorded
     teacher's answers. The start, the stub, the hidden test emptied, a vitest configuration
     that finds nothing, a package root taken from ``process.cwd()`` and a root found but the
     themes folder left where it was score 0; the reference (a loop up the parents) and a
@@ -770,7 +776,7 @@ def test_no_line_wider_than_the_width_proven_with_the_keyed_answers(
     _scores_zero_then_one(task_dir, tmp_path, TRUNCATED_SOURCE, hidden, rewrite, wrong_too)
 
 
-MOVED = "extend-c05f7999a9178ce6"
+MOVED = "extend-10752d280c41baad"  # extend-c05f7999 before session 24 (formatted files)
 OLD_CONFIG, NEW_CONFIG = CONFIG, "packages/coding-agent/src/config.ts"
 CHANGELOG = "packages/coding-agent/src/utils/changelog.ts"
 CHANGELOG_EXPORT = 'export { getChangelogPath } from "./config.js";\n'
@@ -788,13 +794,35 @@ WALK_UP = """	// Node.js: walk up from __dirname until we find package.json
 """
 
 
+def _imports_moved(files: Mapping[str, str], old: str, new: str) -> dict[str, str]:
+    """Every TypeScript file of ``files`` whose relative import or re-export names ``old`` (a
+    ``.js`` path from the repository root), rewritten to name ``new`` instead."""
+    changed = {}
+    for path, text in files.items():
+        if not path.endswith(".ts"):
+            continue
+        base = posixpath.dirname(path)
+
+        def fix(m: re.Match[str], base: str = base) -> str:
+            if posixpath.normpath(posixpath.join(base, m.group(2))) != old:
+                return m.group(0)
+            rel = posixpath.relpath(new, base)
+            return m.group(1) + (rel if rel.startswith(".") else f"./{rel}") + m.group(3)
+
+        text2 = re.sub(r'(\bfrom\s+")(\.{1,2}/[^"]+)(")', fix, text)
+        if text2 != text:
+            changed[path] = text2
+    return changed
+
+
 def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_path: Path) -> None:
     """before-compaction's "move `packages/coding-agent/src/utils/config.ts` to src/". The
     start, the stub, the hidden test emptied, a vitest configuration that finds nothing, a
-    ``src/config.ts`` that only re-exports the old module (the hidden tests load the module as
-    a Bun binary would, from its own file) and the module moved with ``changelog.ts`` still
-    importing the old path score 0; the reference and a rewrite (the old file deleted, the
-    package root found recursively, ``changelog.ts`` importing then re-exporting) 1."""
+    ``src/config.ts`` that only re-exports the old module (the hidden tests load copies of the
+    module in packages of their own, as a Bun binary would) and the module moved with
+    ``changelog.ts`` still importing the old path score 0; the reference and a rewrite (the old
+    file deleted, the package root found recursively, every import rewritten by path arithmetic,
+    ``changelog.ts`` importing then re-exporting) 1."""
     task_dir, task, result = _keyed(reconstructed, MOVED, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert task.validation.status == "accepted", task.validation.reasons
@@ -802,15 +830,18 @@ def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_p
     start = read_tree(task_dir / "workspace")
     assert start[OLD_CONFIG].count(WALK_UP) == 1 and start[CHANGELOG].count(CHANGELOG_EXPORT) == 1
     moved = start[OLD_CONFIG].replace(WALK_UP, FOUND_UP)
+    js = (OLD_CONFIG.removesuffix(".ts") + ".js", NEW_CONFIG.removesuffix(".ts") + ".js")
+    imports: Overlay = {**_imports_moved(start, *js)}
+    imports.pop(CHANGELOG, None)
     imported = 'import { getChangelogPath } from "../config.js";\n\nexport { getChangelogPath };\n'
     changelog = start[CHANGELOG].replace(CHANGELOG_EXPORT, "")
     changelog = imported + changelog if changelog.startswith("import") else changelog + imported
     wrong_too: dict[str, Overlay] = {
         "a re-export of the old module": {NEW_CONFIG: 'export * from "./utils/config.js";\n'},
-        "changelog.ts left importing ./config.js": {NEW_CONFIG: moved, OLD_CONFIG: None},
+        "changelog.ts left importing ./config.js": {**imports, NEW_CONFIG: moved, OLD_CONFIG: None},
     }
-    rewrite: Overlay = {NEW_CONFIG: moved, OLD_CONFIG: None, CHANGELOG: changelog}
-    hidden = ("packages/coding-agent/test/config.hidden.test.ts", "vitest")
+    rewrite: Overlay = {**imports, NEW_CONFIG: moved, OLD_CONFIG: None, CHANGELOG: changelog}
+    hidden = ("packages/coding-agent/test/args.hidden.test.ts", "vitest")
     _scores_zero_then_one(task_dir, tmp_path, NEW_CONFIG, hidden, rewrite, wrong_too)
 
 
