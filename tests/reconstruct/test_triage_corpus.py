@@ -295,8 +295,8 @@ def test_a_defect_stated_with_a_question_mark_is_a_request(
     seems?" (the agent made the user message use the token) was "a question, not a request for
     the change made"; so was before-compaction's "… collapseChangelog = false, can't we get that
     from the settings manager in session?", and "why would we track the file slash commands in
-    the interactive mode? …", which challenges it. "you still there?" asks after the assistant (it was
-    "refers back ('still')"), and "no conosle logs! setTheme should return an error …", after a
+    the interactive mode? …", which challenges it. "you still there?" asks after the assistant
+    (it was "refers back ('still')"), and "no conosle logs! setTheme should return an error …", after a
     turn that asked nothing, corrects the assistant (it "answered" it). Without pi-mono's
     repository, interactive-mode.ts is known only in part: that keeps the second and third
     from being tasks here (with it, they are extend candidates)."""
