@@ -292,14 +292,15 @@ def test_a_defect_stated_with_a_question_mark_is_a_request(
     corpus: tuple[Path, pipeline.ReconstructSummary],
 ) -> None:
     """Session 24's read of 50 random drops: large-session's "userMessageText is not used it
-    seems?" (the agent made the user message use the token) was "a question, not a request for
-    the change made"; so was before-compaction's "… collapseChangelog = false, can't we get that
-    from the settings manager in session?", and "why would we track the file slash commands in
-    the interactive mode? …", which challenges it. "you still there?" asks after the assistant
-    (it was "refers back ('still')"), and "no conosle logs! setTheme should return an error …", after a
-    turn that asked nothing, corrects the assistant (it "answered" it). Without pi-mono's
-    repository, interactive-mode.ts is known only in part: that keeps the second and third
-    from being tasks here (with it, they are extend candidates)."""
+    seems?" (the agent made the user message use the token) was "a question, not a request
+    for the change made"; so was before-compaction's "… collapseChangelog = false, can't we
+    get that from the settings manager in session?", and "why would we track the file slash
+    commands in the interactive mode? …", which challenges it. "you still there?" asks after
+    the assistant (it was "refers back ('still')"), and "no conosle logs! setTheme should
+    return an error …", after a turn that asked nothing, corrects the assistant (it
+    "answered" it). Without pi-mono's repository, interactive-mode.ts is known only in part:
+    that keeps the second and third from being tasks here (with it, they are extend
+    candidates)."""
     out, summary = corpus
     made = [t.instruction for t in tasks(out)]
     assert "userMessageText is not used it seems?" in made
