@@ -346,8 +346,8 @@ def _beside_changes(
     events: Sequence[Event], span: tuple[int, int], request: str, calls: Sequence[Call]
 ) -> tuple[Reason, str] | None:
     """A thread with workspace changes: live only when the request asks for an outside effect
-    that the thread carried out (a push or publish that deploys), or asks for data in a live
-    service and ran glue it wrote for it."""
+    that the thread carried out (a push or publish that deploys, a release it handed out), or
+    asks for data in a live service and ran glue it wrote for it."""
     if (m := work.EFFECT_REQUEST.search(request)) is not None:
         done = next((c for c in calls if c.kind == "publish"), None)
         if done is not None:
@@ -355,6 +355,9 @@ def _beside_changes(
                 f"asks for an effect outside the workspace ({m.group(0)!r}), carried out at "
                 f"event {done.index}: {done.what}"
             )
+    m = work.RELEASE_REQUEST.search(request)
+    if m is not None and (release := released(events, *span)) is not None:
+        return Reason.LIVE_STATE, f"asks for a release ({m.group(0)!r}), carried out at {release}"
     m = work.LIVE_DATA_REQUEST.search(request)
     if m is not None and (glue := _ran_own_script(events, span)) is not None:
         return Reason.LIVE_STATE, (

@@ -210,6 +210,15 @@ file changed) they are live; beside changed files they are live only when the ep
 performed such an effect (an effect call, or a push or publish that carried it out: "fix
 it and deploy" done by pushing to a deploying branch)."""
 
+RELEASE_REQUEST = re.compile(
+    r"(?i)\b(?:release|publish|ship|cut) (?:a |the )?(?:new )?(?:version|release)\b|"
+    r"\bcut a release\b|\bdo (?:a|the) release\b|\bready to release\b|\bnpm publish\b"
+)
+"""Requests for a release ("ok, i believe we are ready to release a new version, aren't we?
+… read README.md that details everything"). Beside changed files they are live when the
+episode carried a release out (``triage_live.released``): the release is the deliverable, the
+version bump and changelog its steps."""
+
 PUBLISH_REQUEST = re.compile(
     r"(?i)\bgit push\b|\bpush (?:it|this|that|them|everything|the (?:changes|commits?|branch|"
     r"code|repo))\b|\bpush(?:ed)? to (?:github|gitlab|origin|main|master|the remote|remote|"

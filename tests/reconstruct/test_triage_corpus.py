@@ -472,3 +472,16 @@ def test_a_plan_and_the_reply_that_approves_it_are_one_thread(
     large = drops(summary, "large-session")
     (hello,) = [d for d in large if d.text.startswith("think then say hello")]
     assert hello.events[1] - hello.events[0] < 5
+
+
+def test_a_request_for_a_release_that_released_is_live_state(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """Session 24's second read of 50 random drops: large-session's "ok, i believe we are ready
+    to release a new version, aren't we? … read README.md that details everything" fixed code on
+    the way and pushed the `v0.8.0` tag; it was "an ack at event 1056 approved work the
+    assistant proposed": the release is what it asked for and handed out."""
+    _, summary = corpus
+    (drop,) = [d for d in summary.dropped if "ready to release a new version" in d.text]
+    assert drop.reason == Reason.LIVE_STATE, drop
+    assert "asks for a release" in drop.detail and "git push origin v0.8.0" in drop.detail

@@ -813,3 +813,14 @@ def test_asking_whether_the_assistant_is_still_there_does_not_point_back() -> No
     s.user("so, i'm now in the new implementation, you still there?").say("Yes, I'm here.")
     (drop,) = run(s).drops
     assert drop.reason == "conversation" and "about the assistant" in drop.detail, drop
+
+
+def test_a_request_for_a_release_that_changed_code_and_released_is_live_state() -> None:
+    # pi-mono's large session: "ok, i believe we are ready to release a new version, aren't
+    # we? know how to do it? read README.md …" — it fixed code on the way, then pushed the
+    # version tag: "an ack at event 1056 approved work …" (session 24's second read)
+    s = coding("we are ready to release a new version, read README.md for how")
+    s.shell("git tag v0.8.0 && git push origin v0.8.0", 0, " * [new tag]  v0.8.0 -> v0.8.0")
+    (drop,) = run(s.say("Released.")).drops
+    assert drop.reason.value == "live_state" and "asks for a release" in drop.detail
+    assert len(run(coding("we are ready to release a new version").say("Done.")).candidates) == 1
