@@ -30,6 +30,7 @@ from trajforge.reconstruct.triage_live import (
 from trajforge.reconstruct.triage_request import Known, body, directs, resolve, untagged
 from trajforge.reconstruct.triage_text import (
     english,
+    hand_edit,
     is_question,
     speaker_tag,
     tokens,
@@ -79,6 +80,9 @@ class Thread:
     cut_off: str | None = None
     """How the harness recorded the thread's last turn as cut off (aborted, an API failure)
     when nothing the assistant said came after it; None when it finished."""
+    by_hand: str | None = None
+    """What a later turn of it says the person changed in the workspace themself ("i manually
+    removed…", "i undid your changes"): edits no event recorded; None when none says so."""
     quotes: str | None = None
     """How the request quotes the assistant's last message back at it (a reply, not a
     request: ``not_self_contained`` unless it joins what it replies to); None when it does not."""
@@ -92,6 +96,7 @@ class Thread:
         merged (an ack, a continuation, a reply), else 0 (part of the request itself)."""
         self.last = last
         self.attachment = self.attachment or turn.attachment
+        self.by_hand = self.by_hand or hand_edit(turn.text)
         self.merged += int(merge)
         return int(merge)
 
@@ -251,6 +256,7 @@ def threads_of(
             continue
         quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index)) if threads else None
         thread = Thread(turn.index, last, turn.text, attachment=turn.attachment, quotes=quoted)
+        thread.by_hand = hand_edit(turn.text) if threads else None
         threads.append(thread)
     for thread in threads:
         thread.cut_off = cut_off(events, cut_offs, thread.first, thread.last)
@@ -357,6 +363,9 @@ def judge(
             f"changes {moved}, in a folder the session moved to; the replayed workspace is "
             f"{roots.main}",
         )
+    if edits and thread.by_hand is not None:
+        return drop(Reason.WORKSPACE_INCOMPLETE, f"the person says they changed files by hand "
+                    f"({thread.by_hand!r}): no event recorded those edits")  # fmt: skip
     worked = edits or touched(events, thread.first, thread.last)
     problem = _answers_question(events, thread, later) or resolved.problem
     if problem is not None and (worked or (answer and not resolved.vague)):

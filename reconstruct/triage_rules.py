@@ -241,11 +241,13 @@ BACK_REFERENCE = re.compile(
     r"version|implementation|analysis|summary|list|idea)|you (?:just |already )?(?:did|made|"
     r"wrote|changed|added|removed|suggested|proposed|said)|(?:as|like) (?:you|we) (?:said|"
     r"discussed|did|agreed)|the (?:above|previous|last) (?:one|step|message|answer|plan|change)|"
-    r"from (?:before|earlier)|th(?:is|at|ese) (?:plan|proposal|approach|suggestions?|ideas?|"
+    r"from (?:before|earlier)|where (?:were|are) we|where (?:we|you) left off|"
+    r"th(?:is|at|ese) (?:plan|proposal|approach|suggestions?|ideas?|"
     r"list|analysis|summary|steps))\b"
 )
-"""References to the assistant's earlier output ("your plan", "as we discussed"), whatever the
-request's length: the task would need the conversation."""
+"""References to the assistant's earlier output ("your plan", "as we discussed") or to where the
+conversation stood ("alright, where were we?"), whatever the request's length: the task would
+need the conversation."""
 
 QUOTE_CHARS = 20
 """A request line this long found verbatim in the assistant's last message is a quote of it:

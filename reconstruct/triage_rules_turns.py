@@ -63,3 +63,18 @@ a statement in word order — no question word or auxiliary opens it, nor "you" 
 own doing) — of something that is not so, or could be otherwise. It reports a bug to fix or
 proposes the change, as a duty would; "is userMessageText used?" and "why are there 2
 handlers?" ask."""
+
+_EDIT_VERBS = (
+    r"removed|changed|edited|fixed|added|deleted|updated|moved|renamed|rewrote|rewritten|"
+    r"replaced|adjusted|modified|tweaked|cleaned up|ripped out|commented out"
+)
+BY_HAND = re.compile(
+    rf"(?i)\bi(?:'ve|\s+have|\s+just|\s+already)*\s+(?:(?:manually|by hand)\s+(?:{_EDIT_VERBS}"
+    rf"|undid|reverted)\b|(?:undid|undone|reverted|rolled back|discarded|threw away)\s+"
+    r"(?:all\s+)?(?:your|the|those|these|my|that|this)\b[^.?!\n]{0,30}?\b(?:changes?|edits?|"
+    rf"work)\b|(?:{_EDIT_VERBS})\b[^.?!\n]{{0,40}}?\b(?:myself|by hand|manually)\b)"
+)
+"""A later turn saying the person changed the workspace themself ("ok, i manually removed
+almost all chalk uses", "i undid your changes, try again", "i fixed the import myself"): edits
+between events that nothing recorded, so the replayed workspace after them is not the one the
+session worked in. Not "you removed…" (the assistant's doing) nor "i want it removed"."""

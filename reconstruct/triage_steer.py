@@ -47,7 +47,8 @@ def judged(
             if answer is None:
                 break
             then = threads[n + 1]
-            leans, _ = judge(events, replace(then, cut_off=None), roots, known, changed, True)
+            alone = replace(then, cut_off=None, by_hand=None)  # judged for what it says
+            leans, _ = judge(events, alone, roots, known, changed, True)
             if leans is None or leans.reason != Reason.NOT_SELF_CONTAINED:
                 break
             if answer and not touched(events, then.first, then.last):
@@ -116,4 +117,5 @@ def steered(first: Thread, then: Thread, answer: str = "", revised: str = "") ->
         asked=asked,
         quotes=first.quotes,
         cut_off=then.cut_off,
+        by_hand=first.by_hand or then.by_hand,
     )

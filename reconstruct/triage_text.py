@@ -14,6 +14,7 @@ import unicodedata
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct.triage_rules_qa import QUESTION
+from trajforge.reconstruct.triage_rules_turns import BY_HAND
 
 APOSTROPHES = "'’"
 
@@ -143,3 +144,10 @@ def prose_shaped(text: str) -> bool:
     counted = [t for t in text.split() if not NEUTRAL.match(t)]
     plain = sum(1 for t in counted if PLAIN.match(t))
     return plain >= rules.QUOTED_PROSE_WORDS and plain >= rules.QUOTED_PROSE_SHARE * len(counted)
+
+
+def hand_edit(text: str) -> str | None:
+    """The words of a turn saying the person changed the workspace themself
+    (:data:`~.triage_rules_turns.BY_HAND`), or None."""
+    m = BY_HAND.search(text) if english(text) else None
+    return m.group(0) if m else None

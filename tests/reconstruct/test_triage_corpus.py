@@ -375,8 +375,10 @@ def test_calls_that_never_ran_a_home_spelt_root_and_suggested_work(
     out, summary = corpus
     (cut,) = [d for d in drops(summary, "large-session") if "only one file left" in d.text]
     # the next turn leans on it ("ok, i manually removed almost all chalk uses, except for the
-    # thinking border shit. how can we solve …"): one thread, a question answered with edits
-    assert cut.reason == Reason.NOT_SELF_CONTAINED and "manually removed" in cut.text
+    # thinking border shit. how can we solve …"): one thread, whose file the person edited by
+    # hand between events (session 25's read: it was "a question, not a request")
+    assert cut.reason == Reason.WORKSPACE_INCOMPLETE and "manually removed" in cut.text
+    assert cut.detail.startswith("the person says they changed files by hand ('i manually")
     # before-compaction's "alright, interactive-mode.ts, i feel like there's lots of code
     # duplication …" read four files, then was aborted on an edit that never ran: what its
     # reads taught replay is no change (it was "asks for advice ('can we')"); the steer after
@@ -480,3 +482,27 @@ def test_a_request_for_a_release_that_released_is_live_state(
     (drop,) = [d for d in summary.dropped if "ready to release a new version" in d.text]
     assert drop.reason == Reason.LIVE_STATE, drop
     assert "asks for a release" in drop.detail and "git push origin v0.8.0" in drop.detail
+
+
+def test_hand_edits_where_we_were_and_the_last_command_session_25_read(
+    corpus: tuple[Path, pipeline.ReconstructSummary],
+) -> None:
+    """Session 25's read of 50 random drops (seed 2712; real + pi-mono, repositories supplied):
+    "you fucked thet component up … i undid your changes, try again" and the steer "ok, i
+    manually removed almost all chalk uses" say the person edited files between events, which
+    nothing recorded: the workspace is incomplete (they read as "refers to the conversation"
+    and "a question"); "alright, where were we?" points into the conversation (it was "no
+    workspace file is known to change"); "what did i just execute?" asks about the session (it
+    was "the answer states no fact grounded")."""
+    _, summary = corpus
+    (undid,) = [d for d in drops(summary, "large-session") if "i undid your changes" in d.text]
+    assert undid.reason == Reason.WORKSPACE_INCOMPLETE and "'i undid your changes'" in undid.detail
+    mono = drops(summary, "before-compaction")
+    (where,) = [d for d in mono if d.text == "alright, where were we?"]
+    assert (where.reason, where.detail) == (
+        Reason.NOT_SELF_CONTAINED,
+        "refers to the conversation ('where were we')",
+    )
+    (executed,) = [d for d in mono if "i just execute" in d.text]
+    assert executed.reason == Reason.CONVERSATION
+    assert executed.detail.startswith("asks about the assistant's own work or the session")

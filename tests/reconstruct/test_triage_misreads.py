@@ -824,3 +824,43 @@ def test_a_request_for_a_release_that_changed_code_and_released_is_live_state() 
     (drop,) = run(s.say("Released.")).drops
     assert drop.reason.value == "live_state" and "asks for a release" in drop.detail
     assert len(run(coding("we are ready to release a new version").say("Done.")).candidates) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "by_hand"),
+    [
+        ("ok, i manually removed the old helper, now add mul(a, b) to calc.py", True),
+        ("i undid your changes, try again: add mul(a, b) to calc.py", True),
+        ("I fixed the import myself; now add mul(a, b) to calc.py", True),
+        ("add mul(a, b) to calc.py, i want the old helper removed manually later", False),
+        ("edit it by hand if you must: add mul(a, b) to calc.py", False),
+        ("i removed the helper from the plan, now add mul(a, b) to calc.py", False),
+    ],
+)  # fmt: skip
+def test_a_turn_that_says_the_person_edited_files_by_hand(text: str, by_hand: bool) -> None:
+    # pi-mono's large session: "ok, i manually removed almost all chalk uses …" (a steer) and
+    # "… i undid your changes, try again" — edits between events that no event recorded: the
+    # replayed workspace is not the one the session worked in (session 25's read)
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    mul = "return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
+    s.user(text).edit("calc.py", "return a - b\n", mul)
+    found = run(s.say("Added mul()."))
+    if by_hand:
+        (drop,) = found.drops
+        assert drop.reason.value == "workspace_incomplete", drop
+        assert drop.detail.startswith("the person says they changed files by hand"), drop
+    else:
+        assert families(found) == ["extend", "extend"], found.drops
+
+
+def test_where_were_we_and_the_last_command_refer_to_the_session() -> None:
+    # pi-mono's before-compaction: "alright, where were we?" (its commit read as "no workspace
+    # file is known to change") and "what did i just execute?" (session 25's read)
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user("alright, where were we?").say("We added sub() to calc.py.")
+    s.user("what did i just execute?").say("You ran the tests: `python3 -m pytest -q`.")
+    assert [(d.reason.value, d.detail) for d in run(s).drops] == [
+        ("not_self_contained", "refers to the conversation ('where were we')"),
+        ("conversation", "asks about the assistant's own work or the session, not the "
+         "workspace ('did i just')"),
+    ]  # fmt: skip
