@@ -61,6 +61,19 @@ def _not_checkable(found: str) -> str:
     return "asks for advice, opinion or a plan"
 
 
+def _about_the_assistant(request: str) -> str | None:
+    """Why a request that is no question by :data:`~.triage_rules_qa.QUESTION` still only
+    converses: one of its questions asks after the assistant or the session ("so, i'm now in
+    the new implementation, you still there?" and, before any reply, "wow, it works"); None
+    when none does."""
+    if "?" not in request:
+        return None
+    for m in rules.NOT_CHECKABLE_REQUEST.finditer(request):
+        if rules.ABOUT_THE_ASSISTANT.fullmatch(m.group(0)):
+            return f"{_not_checkable(m.group(0))} ({m.group(0)!r})"
+    return None
+
+
 def judge_qa(
     events: Sequence[Event], first: int, last: int, request: str, answer: str,
     files: dict[str, str],
@@ -69,6 +82,8 @@ def judge_qa(
     if not answer:
         return QaVerdict(None, Reason.NO_DELIVERABLE, "no file changed and no final answer")
     if not rules.QUESTION.search(request):
+        if (about := _about_the_assistant(request)) is not None:
+            return QaVerdict(None, Reason.CONVERSATION, about)
         what = (  # "can we put more stuff into that? what about thinking levels etc.?"
             "asks for work or advice, not a fact about the workspace"
             if "?" in request

@@ -309,7 +309,12 @@ def test_a_defect_stated_with_a_question_mark_is_a_request(
     (drop,) = [d for d in summary.dropped if "collapseChangelog = false, can't" in d.text]
     assert drop.reason == Reason.WORKSPACE_INCOMPLETE, drop
     (there,) = [d for d in drops(summary, "before-compaction") if "you still there?" in d.text]
-    assert "still" not in there.detail and there.reason == Reason.NO_DELIVERABLE
+    # joined by "wow, it works", sent before any reply, it asks after the assistant (session
+    # 25's read: it was "asks for work or advice"), and does not point back ('still')
+    assert (there.reason, there.detail) == (
+        Reason.CONVERSATION,
+        "asks about the assistant's own work or the session, not the workspace ('you still')",
+    )
     (logs,) = [d for d in drops(summary, "large-session") if d.text.startswith("no conosle logs")]
     assert logs.detail.startswith("corrects the assistant's last turn ('no'")
 

@@ -864,3 +864,17 @@ def test_where_were_we_and_the_last_command_refer_to_the_session() -> None:
         ("conversation", "asks about the assistant's own work or the session, not the "
          "workspace ('did i just')"),
     ]  # fmt: skip
+
+
+def test_a_question_after_the_assistant_joined_by_a_remark_is_conversation() -> None:
+    # pi-mono's before-compaction: "so, i'm now in the new implementation, you still there?" and,
+    # before any reply, "wow, it works": no question by its last line, it still only asks after
+    # the assistant (it was "asks for work or advice", session 25's read)
+    s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
+    s.user("so, i'm now in the new implementation, you still there?").shell("ls", 0, "calc.py")
+    s.user("wow, it works").say("Glad it works.")
+    (drop,) = run(s).drops
+    assert (drop.reason.value, drop.detail) == (
+        "conversation",
+        "asks about the assistant's own work or the session, not the workspace ('you still')",
+    )
