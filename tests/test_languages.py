@@ -28,6 +28,11 @@ class Project:
     """Names the contract must state."""
     fake: str
     """A test that fakes the outside world (a process runner or the network)."""
+    dead: tuple[str, str, str]
+    """(path, text, module): a source file that imports, when it loads, a workspace module the
+    project lacks — no passing test can load it, so it gets no mutants."""
+    alive: tuple[str, str]
+    """(path, text): one that names a missing module but still loads."""
 
 
 PROJECTS = {
@@ -43,6 +48,12 @@ PROJECTS = {
         names=("def clamp(x: int, lo: int, hi: int) -> int",),
         fake="import subprocess\n\n\ndef test_run(monkeypatch):\n"
         '    monkeypatch.setattr(subprocess, "run", lambda *a, **k: None)\n',
+        dead=("pkg/cli.py", "from .shell import run\n\n\ndef main():\n    run()\n", ".shell"),
+        alive=(
+            "pkg/cli.py",
+            "try:\n    from .shell import run\nexcept ImportError:\n    run = None\n"
+            "from . import helpers\n",
+        ),
     ),
     "typescript": Project(  # JavaScript under node's own runner: nothing to install
         start={
@@ -61,6 +72,18 @@ PROJECTS = {
         names=("export function clamp(x, lo, hi)",),
         fake='import { mock, test } from "node:test";\n'
         'test("fetch", () => { mock.method(globalThis, "fetch", async () => null); });\n',
+        dead=(
+            "src/cli.ts",
+            'import type { Opts } from "./opts.js";\nimport { run } from "./shell.js";\n\n'
+            "export function main(o: Opts) {\n  run(o);\n}\n",
+            "./shell.js",
+        ),
+        alive=(  # a type-only import is erased; a name used only as a type too
+            "src/cli.ts",
+            'import type { Opts } from "./opts.js";\nimport { Mode } from "./mode.js";\n'
+            'import { clamp } from "./calc.js";\n\n'
+            "export function main(o: Opts, m: Mode): number {\n  return clamp(1, 0, 2);\n}\n",
+        ),
     ),
 }
 
@@ -87,6 +110,13 @@ def test_language_conforms(name: str) -> None:
     assert language.accepts_test_path(hidden) and not language.is_source(hidden)
     assert not language.accepts_test_path(path)
     assert language.fakes(project.hidden) == () and language.fakes(project.fake)
+    assert language.unloadable(path, project.oracle) is None
+    dead, text, module = project.dead
+    assert language.is_source(dead)
+    why = language.unloadable(dead, {**project.oracle, dead: text})
+    assert why is not None and module in why, why
+    alive, text = project.alive
+    assert language.unloadable(alive, {**project.oracle, alive: text}) is None
 
 
 @pytest.mark.parametrize("name", sorted(LANGUAGES))

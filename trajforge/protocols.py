@@ -370,3 +370,9 @@ class Language(Protocol):
         """What of the outside world the test file fakes (a process runner, the network, a
         program put on PATH), named as it patches them (empty: it fakes none)."""
         ...
+
+    def unloadable(self, path: str, files: Mapping[str, str]) -> str | None:
+        """Why the source file ``path`` cannot be loaded from ``files`` — it imports, when it
+        loads, a workspace module that is not there — or None. No test that passes on such a
+        reference can load it, so mutants there are not made."""
+        ...

@@ -68,3 +68,23 @@ def test_what_the_environment_built_is_no_change_of_the_episode() -> None:
     }
     rebuilt = {**after, "packages/ai/dist/index.js": "export const x = 2;\n"}  # a command's
     assert "packages/ai/dist/index.js" in shell_oracle(workspace, before, rebuilt, oracle)
+
+
+def test_a_changed_file_the_reference_cannot_load_gets_no_mutants(tmp_path: Path) -> None:
+    """A changed module whose top-level relative import names a module the reference lacks
+    (pi-mono's moved ``tui-renderer.ts`` importing ``../changelog.js``) cannot be loaded by any
+    test that passes: its mutants could only survive, so none is made there, and it is said."""
+    out = tmp_path / "out"
+    pipeline.run([FIXTURES / "pi" / "repair.jsonl"], out)
+    repair = next(t for t in tasks_of(out).values() if t.family == "repair")
+    stale = "from .gone import thing\n\n\ndef bump(a):\n    return thing(a) + 1\n"
+    (out / "tasks" / repair.id / "oracle" / "stale.py").write_text(stale)
+    rows = {r.id: r for r in run.run(out, local_context())}
+    task = tasks_of(out)[repair.id]
+    assert rows[repair.id].status == "accepted", task.validation.reasons
+    assert task.validation.mutants and all(m.path != "stale.py" for m in task.validation.mutants)
+    notes = task.validation.evidence.notes
+    assert (
+        "no mutants in stale.py: the reference cannot load it (it imports .gone, which the "
+        "workspace lacks)" in notes
+    ), notes

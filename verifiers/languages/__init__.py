@@ -5,13 +5,13 @@ command and the teacher's answer format, per language."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 
 from trajforge.protocols import Language
 from trajforge.registry import LANGUAGES, create
 
-__all__ = ["all_languages", "language_named", "language_of"]
+__all__ = ["all_languages", "language_named", "language_of", "unloadable"]
 
 
 @cache
@@ -37,3 +37,12 @@ def language_of(paths: Iterable[str]) -> Language | None:
     if not counts:
         return None
     return language_named(counts.most_common(1)[0][0])
+
+
+def unloadable(path: str, files: Mapping[str, str]) -> str | None:
+    """Why the source file ``path`` of ``files`` cannot be loaded, by its language (None: it
+    could, or it is no registered language's source)."""
+    for language in all_languages():
+        if language.is_source(path):
+            return language.unloadable(path, files)
+    return None

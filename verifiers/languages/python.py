@@ -48,6 +48,27 @@ def contract(path: str, source: str) -> list[str]:
     return [f"# module {module} ({path})", *found] if found else []
 
 
+def missing_import(path: str, source: str, paths: frozenset[str]) -> str | None:
+    """The first relative module ``path`` imports at its top level (``from .shell import
+    run``, outside any ``try``) that no file of ``paths`` provides, or None: the module could
+    load. ``from . import x`` is left alone (``x`` may be a name of the package's
+    ``__init__``)."""
+    try:
+        tree = pyast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom) or not node.level or not node.module:
+            continue
+        package = posixpath.dirname(path)
+        for _ in range(node.level - 1):
+            package = posixpath.dirname(package)
+        stem = posixpath.join(package, *node.module.split("."))
+        if not any(p == f"{stem}.py" or p.startswith(f"{stem}/") for p in paths):
+            return "." * node.level + node.module
+    return None
+
+
 class Python:
     """Python source, pytest hidden tests at the workspace root."""
 
@@ -82,3 +103,7 @@ class Python:
 
     def fakes(self, test: str) -> tuple[str, ...]:
         return found(PYTHON, test)
+
+    def unloadable(self, path: str, files: Mapping[str, str]) -> str | None:
+        module = missing_import(path, files[path], frozenset(files))
+        return f"it imports {module}, which the workspace lacks" if module else None

@@ -5,6 +5,7 @@ through the ``tsx`` loader)."""
 from __future__ import annotations
 
 import posixpath
+import re
 import shlex
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.reconstruct.node_project import package_root, runner_of
 from trajforge.verifiers.languages.fakes import TYPESCRIPT, found
+from trajforge.verifiers.validate.interface_js import module_files
 
 SOURCE = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 _DECLARATIONS = frozenset(
@@ -76,6 +78,64 @@ def contract(path: str, source: str) -> list[str]:
         if "class" in node.type:
             found += _members(node)
     return [f"// module {path}", *found] if found else []
+
+
+def _bindings(clause: tree_sitter.Node) -> list[str]:
+    """The local names an import clause binds to values (``type`` specifiers left out)."""
+    names: list[str] = []
+    for child in clause.named_children:
+        if child.type == "identifier":
+            names.append(_text(child))  # import D from
+        elif child.type == "namespace_import":
+            names += [_text(c) for c in child.named_children if c.type == "identifier"]
+        elif child.type == "named_imports":
+            for spec in child.named_children:
+                if spec.type != "import_specifier" or any(c.type == "type" for c in spec.children):
+                    continue
+                bound = spec.child_by_field_name("alias") or spec.child_by_field_name("name")
+                names.append(_text(bound))
+    return [n for n in names if n]
+
+
+def _runtime_imports(root: tree_sitter.Node, source: str) -> list[str]:
+    """The relative specifiers of the static imports and re-exports a module needs when it
+    loads: not ``import type`` / ``export type``, nor an import whose names are used only as
+    types (TypeScript and esbuild drop it), which is judged by a use as a value: a call, a
+    member read, ``new`` or ``extends``."""
+    needed: list[str] = []
+    for top in root.named_children:
+        spec = _text(top.child_by_field_name("source")).strip("'\"`")
+        if not spec.startswith(".") or any(c.type == "type" for c in top.children):
+            continue
+        clause = next((c for c in top.named_children if c.type == "import_clause"), None)
+        if top.type == "export_statement" or clause is None:
+            needed.append(spec)  # a re-export, or an import for its side effects
+        elif any(_value_use(name).search(source) for name in _bindings(clause)):
+            needed.append(spec)
+    return needed
+
+
+def _value_use(name: str) -> re.Pattern[str]:
+    """``name`` used as a value: ``new name``, ``extends name``, ``name(``, ``name.``."""
+    n = re.escape(name)
+    return re.compile(rf"(?:\bnew\s+{n}\b|\bextends\s+{n}\b|(?<![\w$.]){n}\s*(?:\?\.|[.(]))")
+
+
+def missing_import(path: str, source: str, paths: frozenset[str]) -> str | None:
+    """The first relative module ``path`` imports at load time that no file of ``paths``
+    provides (``./shell.js`` when neither ``shell.ts`` nor ``shell/index.ts`` is there), or
+    None: the module could load."""
+    grammar = treesitter.grammar_for(path)
+    if grammar is None:
+        return None
+    root = treesitter.parse(grammar, source.encode("utf-8")).root_node
+    for spec in _runtime_imports(root, source):
+        stem = posixpath.normpath(posixpath.join(posixpath.dirname(path), spec))
+        if stem.startswith(".."):
+            continue  # outside the workspace: not ours to judge
+        if not any(c in paths for c in module_files(stem)):
+            return spec
+    return None
 
 
 _TS_BODY = """
@@ -161,3 +221,7 @@ class TypeScript:
 
     def fakes(self, test: str) -> tuple[str, ...]:
         return found(TYPESCRIPT, test)
+
+    def unloadable(self, path: str, files: Mapping[str, str]) -> str | None:
+        spec = missing_import(path, files[path], frozenset(files))
+        return f"it imports {spec}, which the workspace lacks" if spec else None

@@ -37,10 +37,16 @@ def resolve(spec: str, test_path: str, paths: frozenset[str]) -> str | None:
     stem = posixpath.normpath(posixpath.join(posixpath.dirname(test_path), spec))
     if stem.startswith(".."):
         return None
-    candidates = [stem, *(stem + e for e in EXTENSIONS), *(f"{stem}/index{e}" for e in EXTENSIONS)]
+    return next((c for c in module_files(stem) if c in paths and not is_test_file(c)), None)
+
+
+def module_files(stem: str) -> list[str]:
+    """The files a relative module resolved to ``stem`` (from the workspace root) may be, in
+    the order Node and TypeScript try them: itself, with a suffix, its ``index`` file, and the
+    TypeScript source of a compiled suffix (ESM's ``"./a.js"`` for ``a.ts``)."""
+    files = [stem, *(stem + e for e in EXTENSIONS), *(f"{stem}/index{e}" for e in EXTENSIONS)]
     base, ext = posixpath.splitext(stem)
-    candidates += [base + e for e in _COMPILED_FROM.get(ext, ())]  # TypeScript ESM: "./a.js"
-    return next((c for c in candidates if c in paths and not is_test_file(c)), None)
+    return files + [base + e for e in _COMPILED_FROM.get(ext, ())]
 
 
 _COMPILED_FROM = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx": (".tsx",)}

@@ -21,6 +21,7 @@ from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits, Sandbox, SandboxSession
 from trajforge.reconstruct.changed_files import is_test_file
 from trajforge.records import Control, ControlId, MutantVerdict, Outcome, ShellReplay, Task
+from trajforge.verifiers.languages import unloadable
 from trajforge.verifiers.validate import batch
 from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.derive import Strengthened, strengthen
@@ -195,6 +196,10 @@ def _run_mutants(
     lines = {
         p: ls for p, ls in changed_lines(files.workspace, oracle).items() if not files.is_test(p)
     }
+    for path in sorted(lines):
+        if (why := unloadable(path, oracle)) is not None:  # no passing test can load it
+            del lines[path]
+            result.notes.append(f"no mutants in {path}: the reference cannot load it ({why})")
     found = mutants(oracle, lines, seed=cfg.seed, limit=cfg.max_mutants, skip=files.is_test)
     if not found:
         return
