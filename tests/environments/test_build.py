@@ -257,7 +257,8 @@ def test_npm_workspaces_install_their_members_and_link_them_live(tmp_path: Path)
 
 def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> None:
     """As pi-mono's web-ui: a tarball URL outside the registries (xlsx from the vendor's CDN)
-    cannot be fetched here; the rejection names it and is not blamed on the build."""
+    cannot be fetched here, nor dark-factory's git dependency; the rejection names it and is
+    not blamed on the build."""
     import subprocess
 
     from trajforge.verifiers.environments.build import _failed
@@ -272,6 +273,19 @@ def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> N
     problem = _failed("npm ci", done)
     assert problem.reason == Reason.ENVIRONMENT_UNAVAILABLE
     assert "https://cdn.example.invalid/xlsx-0.20.3/xlsx-0.20.3.tgz" in str(problem)
+    # dark-factory's core: a git dependency (git+ssh://git@github.com/…) npm reads with git
+    git = (
+        "npm error code 128\nnpm error An unknown git error occurred\nnpm error command git "
+        "--no-replace-objects ls-remote ssh://git@github.invalid/victoryforphil/elysia-protobuf"
+        ".git\nnpm error ssh: Could not resolve hostname github.invalid: Name or service not "
+        "known\nnpm error fatal: Could not read from remote repository.\n"
+    )
+    problem = _failed("npm install", subprocess.CompletedProcess(["npm"], 128, "", git))
+    assert problem.reason == Reason.ENVIRONMENT_UNAVAILABLE, problem
+    assert (
+        "needs ssh://git@github.invalid/victoryforphil/elysia-protobuf.git, and "
+        "github.invalid cannot be reached" in str(problem)
+    )
     missing = (
         "npm error code E404\nnpm error 404 Not Found - GET https://registry.npmjs.org/nopkg - "
         "Not found\nnpm error 404\nnpm error A complete log of this run can be found in: /x\n"

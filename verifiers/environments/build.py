@@ -184,15 +184,19 @@ def _run(argv: list[str], cwd: Path, env: Mapping[str, str], manager: str) -> No
 
 _BOILERPLATE = re.compile(r"complete log of this run|for more info|^npm (?:error|ERR!) code ")
 """npm's closing lines, which say nothing about the failure."""
-_ELSEWHERE = re.compile(r"request to (https?://([^/\s]+)\S*) failed, reason: getaddrinfo")
-"""A dependency fetched from a host that is not a package registry (a tarball URL)."""
+_ELSEWHERE = (
+    re.compile(r"request to (https?://([^/\s]+)\S*) failed, reason: getaddrinfo"),
+    re.compile(r"command git\b[^\n]*?\s((?:ssh|https?|git)://(?:[^@/\s]+@)?([^/:\s]+)\S*)"),
+)
+"""A dependency fetched from a host that is not a package registry: a tarball URL, or a git
+repository (``git+ssh://git@github.com/…``, which npm reads with ``git ls-remote``)."""
 
 
 def _failed(shown: str, done: subprocess.CompletedProcess[str]) -> EnvironmentProblem:
     """Why an install failed, in its own most telling line (npm's closing "A complete log of
     this run…" is not one); a dependency from an unreachable host is environment_unavailable."""
     text = f"{done.stdout}\n{done.stderr}"
-    elsewhere = _ELSEWHERE.search(text)
+    elsewhere = next((m for p in _ELSEWHERE if (m := p.search(text)) is not None), None)
     if elsewhere is not None and not reachable(elsewhere.group(2)):
         return _unavailable(
             f"{Reason.ENVIRONMENT_UNAVAILABLE}: `{shown}` needs {elsewhere.group(1)}, and "
