@@ -255,8 +255,10 @@ def threads_of(
             merged += current.take(turn, last, merge=True)
             continue
         quoted = _quotes(turn.text, _last_assistant(events, 0, turn.index)) if threads else None
-        thread = Thread(turn.index, last, turn.text, attachment=turn.attachment, quotes=quoted)
-        thread.by_hand = hand_edit(turn.text) if threads else None
+        by_hand = hand_edit(turn.text) if threads else None
+        thread = Thread(
+            turn.index, last, turn.text, attachment=turn.attachment, quotes=quoted, by_hand=by_hand
+        )
         threads.append(thread)
     for thread in threads:
         thread.cut_off = cut_off(events, cut_offs, thread.first, thread.last)

@@ -20,10 +20,11 @@ QUESTION = re.compile(
 """A request that asks for information: it ends with a question mark, or opens with a
 question word or an information verb."""
 
-ABOUT_THE_ASSISTANT = re.compile(
-    r"(?i)(?:did|have|has|were|are) you|are we|you still|(?:did|have) i just|"
-    r"(?:this|our) (?:session|conversation|chat)\b"
+_ABOUT = (
+    r"(?:did|have|has|were|are) you|are we|you still|(?:did|have) i just|"
+    r"(?:this|our) (?:session|conversation|chat)"
 )
+ABOUT_THE_ASSISTANT = re.compile(rf"(?i){_ABOUT}")
 """The NOT_CHECKABLE_REQUEST words that ask about the assistant's doings ("did you update
 docs/theme.md"), the person's own last step ("what did i just execute?") or the session itself
 ("when did this session start?"), not for advice."""
@@ -32,8 +33,7 @@ NOT_CHECKABLE_REQUEST = re.compile(
     r"(?i)\b(?:what do you think|your (?:opinion|thoughts|take)|should (?:we|i)|would it be "
     r"better|which is better|pros and cons|recommend|suggest|propose|plan|design|brainstorm|"
     r"ideas?|walk me through|how (?:would|should|could) (?:we|i|you)|can we|could we|"
-    r"is it possible|any way|(?:did|have|has|were|are) you|are we|you still|(?:did|have) i just|"
-    r"(?:this|our) (?:session|conversation|chat)|"
+    rf"is it possible|any way|{_ABOUT}|"
     r"(?:would|does|will|do) (?:it|this|that) make sense|"
     r"(?:better|best|nicer|clearer|good|shorter) (?:name|title|wording|word|label)s?|"
     r"alternatives?|naming|what (?:should|could|would) (?:it|this|that|we) (?:be )?called|"
