@@ -297,6 +297,43 @@ def test_a_dependency_from_an_unreachable_host_is_environment_unavailable() -> N
     )
 
 
+@pytest.mark.slow
+def test_a_tarball_from_an_unreachable_host_is_the_registrys_release_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """As pi-mono's web-ui (``"xlsx": "https://cdn.sheetjs.com/…tgz"``): the manifest and the
+    lockfile take a package from a host that cannot be reached; the registry has the name, so
+    the environment installs its release, records the swap, and the check's import works. A
+    git dependency is never swapped (a fork at a commit)."""
+    url = "https://cdn.example.invalid/ms-2.1.3.tgz"
+    files = {
+        "package.json": NODE_PACKAGE.replace('"ms": "2.1.3"', f'"ms": "{url}"'),
+        "package-lock.json": NODE_LOCK.replace('"ms": "2.1.3"', f'"ms": "{url}"').replace(
+            "https://registry.npmjs.org/ms/-/ms-2.1.3.tgz", url
+        ),
+    }
+    env = _env(files, "npm test")
+    built, _ = ensure(env, files, tmp_path)
+    assert len(built.substituted) == 1, built.substituted
+    assert built.substituted[0].startswith("ms 2.")
+    assert f"for {url} (cdn.example.invalid cannot be reached)" in built.substituted[0]
+    folder = store.folder(tmp_path, env.hash)
+    assert (folder / "node/node_modules/ms/package.json").is_file()
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = write_tree(tmp_path / "ws", {**files, "use.js": "console.log(require('ms')('2h'))"})
+    with sandbox.session(workspace, Limits(timeout_s=60)) as box:
+        ran = box.run("node use.js")
+    assert (ran.exit_code, ran.stdout.strip()) == (0, "7200000"), ran.stderr
+    git = "git+ssh://git@github.invalid/someone/ms.git#abc1234"
+    forked = {"package.json": NODE_PACKAGE.replace('"ms": "2.1.3"', f'"ms": "{git}"')}
+    forked["package-lock.json"] = NODE_LOCK.replace('"ms": "2.1.3"', f'"ms": "{git}"')
+    with pytest.raises(EnvironmentProblem) as raised:
+        ensure(_env(forked, "npm test"), forked, tmp_path)
+    assert raised.value.reason == Reason.ENVIRONMENT_UNAVAILABLE
+    said = str(raised.value)
+    assert "`npm ci " in said and "github.invalid cannot be reached" in said
+
+
 def test_pnpm_workspace_without_a_task_in_one_member_installs_every_member() -> None:
     """The root's package.json names no dependency: pnpm-workspace.yaml makes it the root."""
     env = detect(PNPM_MONO, "pnpm -r test")

@@ -96,6 +96,9 @@ class EnvironmentEvidence(BaseModel):
     """Where it lives: the cache folder (local) or the derived image (docker)."""
     tools: dict[str, str]
     """Versions of what built it."""
+    substituted: tuple[str, ...] = ()
+    """Dependencies installed from the registry instead of an unreachable tarball URL (one
+    line each): what differs from the project's lockfile."""
 
 
 class TeacherUsage(BaseModel):

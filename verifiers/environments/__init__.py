@@ -114,6 +114,7 @@ def for_task(
             build_s=0.0 if cached else built.build_s,
             location=location,
             tools=built.tools,
+            substituted=built.substituted,
         )
     _check_programs(wrapped, env)
     return Prepared(wrapped, evidence)

@@ -34,6 +34,7 @@ from trajforge.reconstruct.node_project import BUN_PACKAGE
 from trajforge.records import Environment, EnvironmentRecipe, Reason, sha256_hex
 from trajforge.verifiers.environments import cache as store
 from trajforge.verifiers.environments.session import WORKSPACE
+from trajforge.verifiers.environments.substitute import substitute
 from trajforge.verifiers.environments.toolchain import (
     missing_tool,
     reachable,
@@ -60,6 +61,10 @@ PIP_FLAGS = (
     "--no-warn-script-location",
     "--prefer-binary",
 )
+
+
+Built = tuple[dict[str, str], tuple[str, ...]]
+"""What a builder made: program → version of what built it, and its substitutions (lines)."""
 
 
 class EnvironmentProblem(TrajforgeError):
@@ -132,9 +137,12 @@ def _build(env: Environment, files: Mapping[str, str], cache: Path) -> store.Bui
     started = time.monotonic()
     try:
         tools: dict[str, str] = {}
+        substituted: list[str] = []
         for recipe in env.recipes:
             log.info("building %s environment %s", recipe.ecosystem, env.hash[:12])
-            tools.update(BUILDERS[recipe.ecosystem](recipe, files, stage, cache))
+            made, swapped = BUILDERS[recipe.ecosystem](recipe, files, stage, cache)
+            tools.update(made)
+            substituted += swapped
         bins = stage / "bin"
         built = store.BuiltEnvironment(
             hash=env.hash,
@@ -145,6 +153,7 @@ def _build(env: Environment, files: Mapping[str, str], cache: Path) -> store.Bui
             tools=tools,
             bin=tuple(sorted(p.name for p in bins.iterdir())) if bins.is_dir() else (),
             python_packages=store.installed(stage / "python" / "site"),
+            substituted=tuple(substituted),
         )
         store.save(stage, built)
         stage.chmod(0o755)  # mkdtemp made it private; every sandbox uid must read it
@@ -252,7 +261,7 @@ def _link_bun(work: Path) -> None:
 
 def _build_node(
     recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
-) -> dict[str, str]:
+) -> Built:
     work = stage / "node" / recipe.root
     work.mkdir(parents=True, exist_ok=True)
     base = f"{recipe.root}/" if recipe.root else ""
@@ -262,7 +271,13 @@ def _build_node(
             target = work / rel[len(base) :]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[rel], encoding="utf-8", errors="surrogateescape")
-    _run(_node_argv(recipe, cache), work, _tool_env(cache), recipe.manager)
+    argv = _node_argv(recipe, cache)
+    swapped: tuple[str, ...] = ()
+    if argv[:2] == ["npm", "ci"]:  # a lockfile that npm install may respell
+        manifests = [m[len(base) :] for m in (recipe.manifest, *recipe.workspaces)]
+        swapped = substitute(work, manifests, _tool_env(cache))
+        argv[1] = "install" if swapped else "ci"
+    _run(argv, work, _tool_env(cache), recipe.manager)
     for extra in recipe.install[1:]:  # tools the hidden tests need (the tsx loader, bun)
         _run([*shlex.split(extra), *NPM_FLAGS], work, _tool_env(cache), recipe.manager)
     _link_bun(work)
@@ -274,7 +289,7 @@ def _build_node(
     if recipe.manager != "npm" and recipe.manager_version:
         _keep_manager(recipe.manager, recipe.manager_version, cache, stage)
         tools[recipe.manager] = recipe.manager_version
-    return tools
+    return tools, swapped
 
 
 def relink_workspaces(work: Path, live: str, members: Sequence[str] = ()) -> int:
@@ -328,7 +343,7 @@ def _entry(folder: Path, manager: str) -> str:
 
 def _build_python(
     recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
-) -> dict[str, str]:
+) -> Built:
     have = f"{sys.version_info.major}.{sys.version_info.minor}"
     if recipe.python and recipe.python != have:
         raise _unavailable(
@@ -344,16 +359,16 @@ def _build_python(
     argv += ["--cache-dir", str(store.downloads(cache, "pip")), *recipe.packages]
     _run(argv, stage, _tool_env(cache), "pip")
     (stage / ".trajforge-build.log").rename(stage / "build-pip.log")
-    return {"python": platform.python_version(), "pip": version("pip").split(" from ")[0]}
+    return {"python": platform.python_version(), "pip": version("pip").split(" from ")[0]}, ()
 
 
 def _build_compiled(
     recipe: EnvironmentRecipe, files: Mapping[str, str], stage: Path, cache: Path
-) -> dict[str, str]:
+) -> Built:
     raise _unavailable(blocker(Environment(recipes=(recipe,), hash="-")) or "")
 
 
-Builder = Callable[[EnvironmentRecipe, Mapping[str, str], Path, Path], dict[str, str]]
+Builder = Callable[[EnvironmentRecipe, Mapping[str, str], Path, Path], Built]
 BUILDERS: dict[str, Builder] = {
     "node": _build_node,
     "python": _build_python,

@@ -64,6 +64,9 @@ class BuiltEnvironment(BaseModel):
     python_packages: dict[str, str] = Field(default_factory=dict)
     """Python distributions installed (dependencies included) → version: the pins an export
     installs so it runs with what validation ran with."""
+    substituted: tuple[str, ...] = ()
+    """Dependencies installed from the registry instead of an unreachable tarball URL (one
+    line each: name, release, URL): what differs from the project's lockfile."""
     trajforge_version: str = __version__
     """Toolkit version that built it."""
 

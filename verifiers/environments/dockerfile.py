@@ -4,7 +4,9 @@ Harbor builds its images with network, so the exported task installs its depende
 the recipe says, inside the image: Node (pinned from the official ``node`` image, corepack
 included) and then ``npm ci`` / ``corepack pnpm …`` / ``corepack yarn …`` in the package's
 folder; Python packages with ``pip install``; ``PYTHONPATH`` for a src layout. Rust and Go
-recipes are named in a comment (the export does not install their toolchains).
+recipes are named in a comment (the export does not install their toolchains), as are the
+dependencies validation took from the registry because their tarball's host was unreachable
+(the image fetches the lockfile's own).
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def dockerfile_lines(
     for recipe in env.recipes:
         folder = f"{workdir}/{recipe.root}".rstrip("/")
         if recipe.ecosystem == "node":
+            swapped = built.substituted if built is not None else ()
+            install += [f"# validated with {line}" for line in swapped]
             install.append(f"RUN cd {shlex.quote(folder)} && {recipe.install[0]}")
         elif recipe.ecosystem == "python":
             wanted = [f"{n}=={v}" for n, v in sorted(pins.items())] or list(recipe.packages)
