@@ -37,3 +37,23 @@ def test_deleted_lines_mark_nothing_and_mixed_edits_mark_their_lines() -> None:
 def test_line_endings_and_trailing_newline_do_not_count_as_changes() -> None:
     before = {"a.py": "a = 1\nb = 2\n"}
     assert changed_lines(before, {"a.py": "a = 1\r\nb = 2"}) == {}
+
+
+def test_a_moved_file_marks_only_the_lines_the_move_changed() -> None:
+    """pi-mono's restructuring (``tui/theme.ts`` → ``modes/interactive/theme/theme.ts``): a
+    moved file whose imports were respelled is those lines, not every line; a new file unlike
+    every deleted one stays all lines; a deleted file is the source of one move at most."""
+    body = "".join(f"export const v{i} = {i};\n" for i in range(12))
+    before = {"src/tui/theme.ts": 'import { a } from "../config.js";\n' + body}
+    moved = 'import { a } from "../../../utils/config.js";\n' + body
+    after = {
+        "src/modes/interactive/theme/theme.ts": moved,
+        "src/modes/interactive/theme/copy.ts": moved,
+        "src/fresh.ts": "export const fresh = 1;\n",
+    }
+    lines = changed_lines(before, after)
+    assert lines["src/modes/interactive/theme/theme.ts"] == {1}
+    assert lines["src/modes/interactive/theme/copy.ts"] == set(range(1, 14))
+    assert lines["src/fresh.ts"] == {1}
+    unlike = {"src/other.ts": "".join(f"let w{i} = '{i}';\n" for i in range(12))}
+    assert changed_lines(before, unlike) == {"src/other.ts": set(range(1, 13))}
