@@ -38,9 +38,14 @@ RAY_MODULES = frozenset({"tests/test_executors.py", "tests/scale/test_stages_on_
 """Modules that start a local Ray instance: run on one pytest-xdist worker, one after the other."""
 
 
-LONGEST = ("tests/validate/test_real_typescript.py", "tests/test_demo.py")
-"""The two longest modules (12 and 10 minutes on two cores, session 14), dispatched before the
-other slow ones: the last group to start then ends close to the rest."""
+LONGEST = (
+    "tests/validate/test_real_typescript.py",
+    "tests/validate/test_real_typescript_kept.py",
+    "tests/test_demo.py",
+)
+"""The longest modules (the real TypeScript tasks, split in two halves of about 25 minutes so
+that both workers run one; the demo, 6), dispatched before the other slow ones: the last group
+to start then ends close to the rest."""
 
 
 def _group(item: pytest.Item) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,15 +34,22 @@ def local_context(config: ValidateConfig = FAST) -> Context:
 
 @contextmanager
 def node_env_cache(
-    factory: pytest.TempPathFactory, tools: tuple[str, ...], what: str
+    factory: pytest.TempPathFactory, tools: tuple[str, ...], what: str, shared: str = ""
 ) -> Iterator[Path]:
     """A fresh environment cache for a module of Node task tests (``TRAJFORGE`` cache variable
-    set while it runs); skips loudly without ``tools`` on PATH or the local sandbox."""
+    set while it runs); skips loudly without ``tools`` on PATH or the local sandbox. With
+    ``shared``, the modules that name it share one cache for the test run, across pytest-xdist
+    workers too (the builders' lock makes one build an environment the others wait for)."""
     for tool in tools:
         if shutil.which(tool) is None:
             pytest.skip(f"{tool.upper()} NOT ON PATH: {what} skipped")
     local_context()  # skips loudly when the local sandbox is unusable
-    cache = factory.mktemp("node-env-cache")
+    run_dir = factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if shared and run_dir is not None:  # the test run's folder, above every worker's own
+        cache = run_dir / f"shared-env-cache-{shared}"
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = factory.mktemp("node-env-cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(CACHE_ENV, str(cache))
         yield cache

@@ -66,13 +66,13 @@ def _released(name: str, env: Mapping[str, str]) -> str | None:
 
 def _respell(lock: dict[str, Any], swaps: Mapping[str, str]) -> None:
     """Drop the lockfile's entries resolved from a swapped URL; respell specs naming it."""
+    for table in (lock.get("packages"), lock.get("dependencies")):  # v2/v3, and v1's
+        if not isinstance(table, dict):
+            continue
+        for key in [k for k, v in table.items() if v.get("resolved") in swaps]:
+            del table[key]
     packages = lock.get("packages")
-    for key in [k for k, v in packages.items() if v.get("resolved") in swaps] if packages else []:
-        del packages[key]
-    legacy = lock.get("dependencies")
-    for key in [k for k, v in legacy.items() if v.get("resolved") in swaps] if legacy else []:
-        del legacy[key]
-    for entry in (packages or {}).values():
+    for entry in packages.values() if isinstance(packages, dict) else ():
         for section in SECTIONS:
             specs = entry.get(section)
             for name, spec in list(specs.items()) if isinstance(specs, dict) else ():
