@@ -7,6 +7,7 @@ below each scored 1.0 through ``trajforge verify`` on the accepted demo repair a
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,30 @@ def test_config_and_source_changes_are_read_against_the_task() -> None:
         'package.json: the "test" scripts',
         "pyproject.toml: -p hack, addopts =",
     )
+
+
+def test_the_scripts_a_named_check_runs_are_the_checks_in_every_member() -> None:
+    """pi-mono's repairs are checked by ``npm run check``: a solution whose root ``check``
+    script is ``true`` scored 1 before the scripts the command names (and those they run, in
+    every workspace member) were read like ``test``'s; other scripts stay the solution's."""
+    root = json.dumps(
+        {"scripts": {"check": "biome check . && npm run check --workspaces", "dev": "tsx"}}
+    )
+    member = json.dumps({"scripts": {"check": "npm run typecheck", "typecheck": "tsgo"}})
+    start = {"package.json": root, "packages/tui/package.json": member}
+    task = TaskView(start=start, oracle={}, hidden={}, command="npm run check")
+    hacks = {
+        "package.json": root.replace("biome check . && npm run check --workspaces", "true"),
+        "packages/tui/package.json": member.replace('"tsgo"', '"true"'),
+    }
+    assert screen(task, hacks).tampering == (
+        'package.json: the "check" script',
+        'packages/tui/package.json: the "typecheck" script',
+    )
+    pre = json.dumps({"scripts": {**json.loads(root)["scripts"], "precheck": "exit 0"}})
+    assert screen(task, {"package.json": pre}).tampering == ('package.json: the "precheck" script',)
+    fine = screen(task, {"package.json": root.replace('"tsx"', '"tsx watch"')})
+    assert fine.tampering == ()
 
 
 def test_fixtures_the_reference_left_alone_are_the_tasks() -> None:

@@ -150,7 +150,7 @@ def screen(task: TaskView, solution: Mapping[str, str], whole: bool = False) -> 
             continue
         files[path] = text
         before = [t for t in (task.start.get(path), task.oracle.get(path)) if t is not None]
-        if text not in before and (problem := _tampers(kind, path, text, before)):
+        if text not in before and (problem := _tampers(kind, path, text, before, task.command)):
             tampering.append(f"{path}: {problem}")
     for path, text in owned.items():
         if path in task.hidden or runner_kind(path, task.command) in ("test", "startup"):
@@ -174,7 +174,9 @@ def is_fixture(path: str, kind: RunnerKind, start: str | None, oracle: str | Non
     return kind == "source" and not is_source(path) and start is not None and start == oracle
 
 
-def _tampers(kind: RunnerKind, path: str, text: str, before: list[str]) -> str | None:
+def _tampers(
+    kind: RunnerKind, path: str, text: str, before: list[str], command: str = ""
+) -> str | None:
     """What a changed file newly says that reaches into the check (None: nothing)."""
     if kind == "script":
         return "the check's own script changed"
@@ -183,11 +185,40 @@ def _tampers(kind: RunnerKind, path: str, text: str, before: list[str]) -> str |
     said = _found(REACHES, text) | (_found(CONFIG_KEYS, text) if keyed else set())
     for old in before:
         said -= _found(REACHES, old) | _found(CONFIG_KEYS, old)
-    if name == "package.json" and _node_tests(text) not in [
-        _node_tests(old) for old in before or ["{}"]
-    ]:
-        said.add('the "test" scripts')
+    if name == "package.json":
+        names = _scripts_run(command, before)
+        changed = [k for k in names if all(_script(text, k) != _script(o, k) for o in before)]
+        if not before and any(_script(text, k) is not None for k in names):
+            changed = list(names)
+        if changed:  # ``npm test`` / ``npm run check``: the scripts the check runs
+            tests = all(k in NODE_TEST_KEYS for k in changed)
+            said.add('the "test" scripts' if tests else f'the "{changed[0]}" script')
     return ", ".join(sorted(said)) or None
+
+
+_RUNS_SCRIPT = re.compile(
+    r"\b(?:(?:npm|pnpm|yarn|bun)\s+(?:run(?:-script)?\s+)?(?:--?[\w-]+(?:=\S+)?\s+)*"
+    r"(?P<name>[\w:.@/-]+))"
+)
+"""A script run by name: ``npm run check``, ``pnpm run lint``, ``yarn typecheck``."""
+
+
+def _scripts_run(command: str, manifests: list[str]) -> tuple[str, ...]:
+    """The package.json scripts the check runs: ``test`` and its pre / post, the scripts the
+    command names (``npm run check``), and those these run in turn in ``manifests``' scripts
+    (``"check": "biome check . && npm run typecheck"``), each with its pre / post."""
+    wanted = [*NODE_TEST_KEYS]
+    queue = [m.group("name") for m in _RUNS_SCRIPT.finditer(command)]
+    while queue:
+        name = queue.pop()
+        if name in wanted:
+            continue
+        wanted += [name, f"pre{name}", f"post{name}"]
+        for text in manifests:
+            body = _script(text, name)
+            if isinstance(body, str):
+                queue += [m.group("name") for m in _RUNS_SCRIPT.finditer(body)]
+    return tuple(dict.fromkeys(wanted))
 
 
 def _cache(path: str) -> bool:
@@ -199,13 +230,13 @@ def _found(pattern: re.Pattern[str], text: str) -> set[str]:
     return {" ".join(m.group(0).split()).lower() for m in pattern.finditer(text)}
 
 
-def _node_tests(text: str) -> tuple[object, ...]:
-    """The test scripts of a ``package.json`` (unreadable: the text itself)."""
+def _script(text: str, name: str) -> object:
+    """The ``name`` script of a ``package.json`` (None: none; unreadable: the text itself)."""
     try:
         scripts = orjson.loads(text).get("scripts") or {}
     except (orjson.JSONDecodeError, AttributeError):
-        return (text,)
-    return tuple(scripts.get(k) for k in NODE_TEST_KEYS) if isinstance(scripts, dict) else (text,)
+        return text
+    return scripts.get(name) if isinstance(scripts, dict) else text
 
 
 @functools.lru_cache(maxsize=64)
