@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from trajforge.reconstruct import pipeline
 from trajforge.verifiers.validate import run
 from trajforge.verifiers.validate.matrix import shell_oracle
@@ -88,3 +90,44 @@ def test_a_changed_file_the_reference_cannot_load_gets_no_mutants(tmp_path: Path
         "no mutants in stale.py: the reference cannot load it (it imports .gone, which the "
         "workspace lacks)" in notes
     ), notes
+
+
+@pytest.mark.slow
+def test_a_check_slower_than_the_limit_is_timed_on_the_reference_and_given_room(
+    tmp_path: Path,
+) -> None:
+    """A repository-wide check can take longer than ``timeout_s`` (pi-mono's ``npm run check``:
+    about a minute here, past the default 60 s): the reference's run that timed out is tried
+    once with five times the limit, and every later run — the controls, the mutants, verify's —
+    is given twice what it took, which the evidence records and a note says. A check that ends
+    past even that stays a timeout."""
+    from tests.sandbox.conftest import load_backend
+    from trajforge.verifiers.validate.config import ValidateConfig
+    from trajforge.verifiers.validate.files import read_tree, write_tree
+    from trajforge.verifiers.validate.verify import verify_files
+
+    out = tmp_path / "out"
+    pipeline.run([FIXTURES / "pi" / "repair.jsonl"], out)
+    repair = next(t for t in tasks_of(out).values() if t.family == "repair")
+    slow = "import time\n\n\ndef pytest_sessionstart(session):\n    time.sleep(1.5)\n"
+    for folder in ("workspace", "oracle"):  # the project's own, unchanged by the fix
+        (out / "tasks" / repair.id / folder / "conftest.py").write_text(slow)
+    config = ValidateConfig(max_mutants=4, timeout_s=1.0)
+    rows = {r.id: r for r in run.run(out, local_context(config))}
+    task = tasks_of(out)[repair.id]
+    assert rows[repair.id].status == "accepted", task.validation.reasons
+    limit = task.validation.evidence.timeout_s
+    assert limit is not None and 3.0 <= limit <= 15.0, limit
+    assert any(n.endswith(f"every run of it (and verify's) is given {limit:.0f} s")
+               for n in task.validation.evidence.notes), task.validation.evidence.notes  # fmt: skip
+    task_dir = out / "tasks" / repair.id
+    solved = write_tree(tmp_path / "solved", read_tree(task_dir / "oracle"))
+    assert verify_files(task_dir, task, solved, load_backend("local"), whole=True).reward == 1.0
+    again = tmp_path / "again"
+    pipeline.run([FIXTURES / "pi" / "repair.jsonl"], again)
+    for folder in ("workspace", "oracle"):
+        (again / "tasks" / repair.id / folder / "conftest.py").write_text(slow.replace("1.5", "8"))
+    rows = {r.id: r for r in run.run(again, local_context(config))}
+    task = tasks_of(again)[repair.id]
+    assert rows[repair.id].status == "timeout", task.validation.reasons
+    assert "the check ran past 5 s on the reference too" in task.validation.evidence.notes

@@ -261,6 +261,9 @@ class CodeEvidence(EvidenceBase):
     """Tests derived from the oracle."""
     environment: EnvironmentEvidence | None = None
     """The built environment used."""
+    timeout_s: float | None = None
+    """Seconds each run of the check was given, where the reference needed more than the
+    configured ``timeout_s`` (verify and rewards give it the same); None: the configured."""
 
 
 class AnswerEvidence(EvidenceBase):

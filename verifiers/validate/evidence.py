@@ -107,6 +107,7 @@ def _base_evidence(result: MatrixResult, dropped: list[str]) -> CodeEvidence:
         timings=result.timings,
         shell_replayed=tuple(result.shell),
         notes=tuple(result.notes),
+        timeout_s=result.timeout_s,
     )
 
 

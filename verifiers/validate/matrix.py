@@ -9,6 +9,7 @@ report, fetched with ``cat``. The oracle runs first; when it does not pass, noth
 from __future__ import annotations
 
 import logging
+import math
 import shutil
 import time
 from collections.abc import Mapping
@@ -67,6 +68,8 @@ class MatrixResult:
     """Equivalence verdicts of the survivors and the tests derived from the oracle."""
     start: RunOutcome | None = None
     """The starting state with the final hidden tests, when derived tests were added."""
+    timeout_s: float | None = None
+    """The limit every run was given when the reference needed more than ``timeout_s``."""
 
 
 class ControlRunner:
@@ -170,20 +173,63 @@ def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[ControlId, dict
     return controls
 
 
+SLOW_CHECK_FACTOR = 5.0
+"""A check that runs past ``timeout_s`` on the reference is tried once more with this many
+times the limit (a repository-wide ``npm run check`` of a monorepo takes a minute or more)."""
+SLOW_CHECK_MAX_S = 900.0
+"""The longest any one run of a check is given."""
+MUTANT_MARGIN = 2.0
+"""A mutant's run is given at least this many times the reference's slowest run."""
+
+
 def _oracle_runs(
     runner: ControlRunner,
     full: dict[str, str],
     files: TaskFiles,
     cfg: ValidateConfig,
     result: MatrixResult,
-) -> None:
+) -> ValidateConfig:
+    """The reference's runs; the settings every later run takes (:func:`_calibrated`)."""
     missing = len(files.task.files.unknown)
+    first = runner.run(full, cfg.timeout_s)
+    cfg, first = _calibrated(runner, full, cfg, result, first)
     for n in range(cfg.oracle_runs):
-        run = runner.run(full, cfg.timeout_s)
+        run = first if n == 0 else runner.run(full, cfg.timeout_s)
         result.oracle_runs.append(run)
         if n == 0 and run.rejects() and (missing or run.status in (Outcome.ERROR, Outcome.TIMEOUT)):
             break  # deterministic or hopeless failure: no point in repeating it
     _, _, result.oracle_ok = judge_oracle(result.oracle_runs, missing)
+    slowest = max((r.wall_s for r in result.oracle_runs), default=0.0)
+    if slowest > cfg.mutant_timeout_s:  # every mutant would time out: unknown, not judged
+        wanted = float(min(cfg.timeout_s, math.ceil(slowest * MUTANT_MARGIN)))
+        cfg = cfg.model_copy(update={"mutant_timeout_s": max(wanted, cfg.mutant_timeout_s)})
+    return cfg
+
+
+def _calibrated(
+    runner: ControlRunner,
+    full: dict[str, str],
+    cfg: ValidateConfig,
+    result: MatrixResult,
+    first: RunOutcome,
+) -> tuple[ValidateConfig, RunOutcome]:
+    """When the reference's first run timed out, one more with SLOW_CHECK_FACTOR times the
+    limit; if that one ends, every run (verify's too: ``result.timeout_s``) gets twice what it
+    took, and a note says so."""
+    longer = min(cfg.timeout_s * SLOW_CHECK_FACTOR, SLOW_CHECK_MAX_S)
+    if first.status != Outcome.TIMEOUT or longer <= cfg.timeout_s:
+        return cfg, first
+    again = runner.run(full, longer)
+    if again.status == Outcome.TIMEOUT:
+        result.notes.append(f"the check ran past {longer:.0f} s on the reference too")
+        return cfg, again
+    limit = float(min(SLOW_CHECK_MAX_S, max(cfg.timeout_s, math.ceil(again.wall_s * 2))))
+    result.timeout_s = limit
+    result.notes.append(
+        f"the check ran {again.wall_s:.0f} s on the reference, past timeout_s "
+        f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {limit:.0f} s"
+    )
+    return cfg.model_copy(update={"timeout_s": limit}), again
 
 
 def _run_mutants(
@@ -231,7 +277,7 @@ def run_matrix(
     with sandbox.session(first, Limits(timeout_s=cfg.timeout_s)) as box:
         runner = ControlRunner(box, command, scratch, layered(files.oracle, files.hidden))
         oracle, result.shell = replay_shell(runner, files, cfg.timeout_s)
-        _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)
+        cfg = _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)
         result.timings["oracle_s"] = round(time.monotonic() - clock, 3)
         if not result.oracle_ok:
             return result

@@ -65,7 +65,7 @@ def verify_files(
     evidence = task.validation.evidence
     code = evidence if isinstance(evidence, CodeEvidence) else CodeEvidence()  # not validated
     dropped = code.dropped_tests
-    timeout = float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
+    timeout = code.timeout_s or float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", screened.files)
         with sandbox.session(first, Limits(timeout_s=timeout)) as box:
