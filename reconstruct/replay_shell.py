@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -36,6 +37,28 @@ if TYPE_CHECKING:
 
 _SED_ERROR = re.compile(r"(?m)^(\S*/)?g?sed: ")
 """A sed diagnostic in a command's output: some sed of it failed, whatever its exit code."""
+
+
+_BSD_SED_SUFFIX = re.compile(r"""(\bsed\s+(?:-[A-Za-z]*\s+)*-i)\s*(?:''|"")(?=\s)""")
+"""BSD sed's in-place flag with its empty backup suffix (``sed -i '' …``), which GNU sed —
+the sandbox's — reads as an empty script followed by the real one taken for a file."""
+
+
+def portable(command: str, cwd: str | None, root: str | None) -> str:
+    """``command`` as validation re-runs it, from the workspace's root in a sandbox: the
+    session's root spelled relative to it (``cd /Users/me/repo/src && mv …`` → ``cd src &&
+    mv …``), a ``cd`` into the folder it ran in when that was below the root, and BSD sed's
+    ``-i ''`` as GNU sed's ``-i``."""
+    command = _BSD_SED_SUFFIX.sub(r"\1", command)
+    if not root or root == "/":
+        return command
+    top = root.rstrip("/")
+    command = re.sub(re.escape(top) + r"/+", "", command)
+    command = re.sub(re.escape(top) + r"(?![\w./-])", ".", command)
+    where = (cwd or "").rstrip("/")
+    if where.startswith(top + "/"):
+        return f"cd {shlex.quote(where[len(top) + 1 :])} && {command}"
+    return command
 
 
 @dataclass(frozen=True)
@@ -59,7 +82,7 @@ def apply_shell(state: Replay, index: int, call: Event, result: Event) -> None:
     found = changes(command)
     mutating = bool(found) or shell.is_mutating(command)
     if mutating:
-        state.shell_commands.append((index, command))
+        state.shell_commands.append((index, portable(command, call.cwd, state.root)))
         state.mutations.append(index)
     ok = result.exit_code == 0
     run = _Run(index, call.cwd or state.root, ok, ok and not _SED_ERROR.search(result.text))
@@ -74,7 +97,7 @@ def apply_shell(state: Replay, index: int, call: Event, result: Event) -> None:
         else:
             _apply(state, run, resolved)
     if apply_formatters(state, index, command, result, run.base) and not mutating:
-        state.shell_commands.append((index, command))
+        state.shell_commands.append((index, portable(command, call.cwd, state.root)))
         state.mutations.append(index)
 
 

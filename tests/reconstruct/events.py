@@ -74,8 +74,10 @@ class Script:
         self._result(cid, "patch", text="ok")
         return self
 
-    def shell(self, command: str, exit_code: int | None, output: str = "") -> Script:
-        cid = self._call("shell", "bash", command=command)
+    def shell(
+        self, command: str, exit_code: int | None, output: str = "", cwd: str | None = None
+    ) -> Script:
+        cid = self._call("shell", "bash", command=command, **({"cwd": cwd} if cwd else {}))
         self._result(cid, "shell", text=output, exit_code=exit_code, is_error=exit_code != 0)
         return self
 

@@ -106,6 +106,27 @@ def test_paths_are_confined() -> None:
     assert len(state.violations) == 3
 
 
+def test_shell_commands_are_kept_as_a_sandbox_re_runs_them() -> None:
+    """pi-mono's file move: ``cd /Users/badlogic/workspaces/pi-mono/packages/coding-agent/src
+    && mv …`` and BSD ``sed -i ''`` — validation re-runs them from the workspace's root in a
+    sandbox (GNU sed), where the session's root does not exist: they are kept relative to the
+    root, and a command run below it (a recorded cwd) starts with ``cd`` there."""
+    s = (
+        Script()
+        .read("src/a.ts", "x\n")
+        .shell("cd /w/src && mv a.ts b.ts && sed -i '' 's|x|y|g' b.ts", 0)
+        .shell("cd /w && npm run check", 1)
+        .shell("sed -E -i \"\" 's/y/z/' b.ts", 0, cwd="/w/src")
+        .shell("cp /w-old/b.ts /w/c.ts", 0)
+    )
+    commands = [c for _, c in replay(s.events, "/w").shell_commands]
+    assert commands == [
+        "cd src && mv a.ts b.ts && sed -i 's|x|y|g' b.ts",
+        "cd src && sed -E -i 's/y/z/' b.ts",
+        "cp /w-old/b.ts c.ts",
+    ]
+
+
 def test_v4a_patch_updates_adds_and_deletes() -> None:
     patch = (
         "*** Begin Patch\n*** Update File: a.py\n@@\n-x = 1\n+x = 2\n"
