@@ -1,0 +1,475 @@
+"""Kept 0/1 tests for the rest of the accepted pi-mono tasks (session 22 onward), apart from
+``test_real_typescript.py`` so that the two halves run on two pytest-xdist workers: each
+validates one real task of pi-mono's ``large-session.jsonl`` / ``before-compaction.jsonl``
+through the CLI against the answers keyed by the exact requests
+(``tests/teacher/cassettes/real/corpus``) — or, for a repair the session's own ``npm run
+check`` proves, with no teacher — then scores cheap wrong solutions 0 and a rewrite unlike the
+reference 1. The reconstruction and the environment cache are those of
+``test_real_typescript.py`` (its fixtures; one cache per test run, shared by the workers).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+from tests.validate.test_real_typescript import (
+    DARK,
+    LIGHT,
+    THEME,
+    TRUNCATED,
+    TRUNCATED_SOURCE,
+    UNLIKE_TRUNCATED,
+    Overlay,
+    _keyed,
+    _score,
+    _scores_zero_then_one,
+    pi_mono_cache,
+    reconstruct_pi_mono,
+)
+from trajforge.records import Reason, Task, load_record
+from trajforge.verifiers.validate.files import read_tree
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+
+
+@pytest.fixture(scope="module")
+def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with pi_mono_cache(tmp_path_factory) as cache:
+        yield cache
+
+
+@pytest.fixture(scope="module")
+def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return reconstruct_pi_mono(tmp_path_factory)
+
+
+# --- session 22: kept 0/1 tests for the rest of the accepted pi-mono tasks --------------------
+
+TOOL_TEXT = "extend-206003e88fdfdef1"
+TOOL_EXECUTION = "packages/coding-agent/src/tui/tool-execution.ts"
+TOOL_HIDDEN = "packages/coding-agent/test/tool-execution.hidden.test.ts"
+HEADINGS = (
+    ('theme.bold(`$ ${command || theme.fg("dim", "...")}`)',
+     '`$ ${command || theme.fg("dim", "...")}`'),
+    ('theme.bold("read")', '"read"'),
+    ('theme.bold("write")', '"write"'),
+    ('theme.bold("edit")', '"edit"'),
+    ("theme.bold(this.toolName)", "this.toolName"),
+)  # fmt: skip
+"""Each tool's heading as the start draws it, and the label a rewrite hands its helper."""
+
+
+def _headings(source: str, helper: str) -> str:
+    """``source`` with every heading drawn through ``this.heading(label)``, defined as
+    ``helper`` (a method of the component)."""
+    for drawn, label in HEADINGS:
+        assert source.count(drawn) == 1, drawn
+        source = source.replace(drawn, f"this.heading({label})")
+    method = "\tprivate formatToolExecution(): string {"
+    return source.replace(method, f"{helper}\n\n{method}")
+
+
+def test_tool_headings_in_tool_text_score_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "make sure toolText is also used. tool execution uses to text color types, one for the
+    heading and one for the tool result …": proven in three rounds. The start, the stub, the
+    hidden test emptied, a vitest configuration that finds nothing, every heading drawn in
+    ``accent`` instead and only the bash heading in ``toolText`` score 0; the reference and a
+    rewrite (one ``heading`` method for every tool, the result output left as it was — the
+    reference also moved it from ``dim`` to ``muted``, which nobody asked for) 1."""
+    task_dir, task, result = _keyed(reconstructed, TOOL_TEXT, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "toolText" in task.instruction and "hidden test" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")[TOOL_EXECUTION]
+    helper = (
+        "\tprivate heading(label: string): string {\n"
+        '\t\treturn theme.fg("{}", theme.bold(label));\n\t}'
+    )
+    in_accent = _headings(start, helper.replace("{}", "accent"))
+    bash_only = start.replace(*HEADINGS[0][:1], 'theme.fg("toolText", theme.bold(`$ ${command}`))')
+    wrong_too = {
+        "headings in accent": {TOOL_EXECUTION: in_accent},
+        "only the bash heading": {TOOL_EXECUTION: bash_only},
+    }
+    rewrite = {TOOL_EXECUTION: _headings(start, helper.replace("{}", "toolText"))}
+    hidden = (TOOL_HIDDEN, "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, TOOL_EXECUTION, hidden, rewrite, wrong_too)
+
+
+NEVER_EXPLODE = "extend-66e70aa6a1c5d28d"
+THEME_SETTERS = """export function initTheme(themeName?: string): void {
+	const name = themeName ?? getDefaultTheme();
+	currentThemeName = name;
+	theme = loadTheme(name);
+	startThemeWatcher();
+}
+
+export function setTheme(name: string): void {
+	currentThemeName = name;
+	theme = loadTheme(name);
+	startThemeWatcher();
+}
+"""
+ADOPT = """/** Make the named theme current, or the built-in dark one when it cannot be loaded. */
+function adopt(name: string): Error | undefined {
+	let loaded: Theme;
+	try {
+		loaded = loadTheme(name);
+	} catch (error) {
+		currentThemeName = "dark";
+		theme = loadTheme("dark");
+		return error instanceof Error ? error : new Error(String(error));
+	}
+	currentThemeName = name;
+	theme = loaded;
+	startThemeWatcher();
+	return undefined;
+}
+
+export function initTheme(themeName?: string): void {
+	const failed = adopt(themeName ?? getDefaultTheme());
+	if (failed) console.warn(`theme not loaded (${failed.message}), using dark`);
+}
+
+export function setTheme(name: string): void {
+	const failed = adopt(name);
+	if (failed) throw failed;
+}
+"""
+
+
+def test_an_invalid_theme_falls_back_to_dark_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "my dude, this exploded when i restarted with -r. invalid themes must NEVER explode"
+    (a pasted stack: ``Invalid hex color: #000cc`` … ``initTheme``). The start, the stub, the
+    hidden test emptied, a vitest configuration that finds nothing, an ``initTheme`` that
+    swallows the error and leaves the theme unset, and a ``setTheme`` that falls back without
+    telling its caller score 0; the reference (a try/catch in each) and a rewrite (one
+    ``adopt`` that loads first and assigns after, shared by both) 1."""
+    task_dir, task, result = _keyed(reconstructed, NEVER_EXPLODE, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "#000cc" in task.instruction and "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")[THEME]
+    assert start.count(THEME_SETTERS) == 1
+    swallowed = THEME_SETTERS.replace(
+        "\ttheme = loadTheme(name);\n\tstartThemeWatcher();\n}\n\nexport function setTheme",
+        "\ttry {\n\t\ttheme = loadTheme(name);\n\t\tstartThemeWatcher();\n\t} catch {}\n}\n\n"
+        "export function setTheme",
+    )
+    silent = ADOPT.replace("if (failed) throw failed;", "void failed;")
+    wrong_too = {
+        "initTheme swallows, theme unset": {THEME: start.replace(THEME_SETTERS, swallowed)},
+        "setTheme falls back silently": {THEME: start.replace(THEME_SETTERS, silent)},
+    }
+    rewrite = {THEME: start.replace(THEME_SETTERS, ADOPT)}
+    hidden = ("packages/coding-agent/test/theme.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
+
+
+ENOENT = "extend-7c89df78f39b7539"  # extend-2e48202e before session 24 (formatted files)
+CONFIG = "packages/coding-agent/src/utils/config.ts"
+PACKAGE_DIR_START = (
+    ("\t// Node.js: check if package.json exists in __dirname (dist/) or parent (src/ case)\n")
+    + """	if (existsSync(join(__dirname, "package.json"))) {
+		return __dirname;
+	}
+	// Running from src/ via tsx - go up one level to package root
+	return dirname(__dirname);
+}
+"""
+)
+THEMES_DIR_START = """	// __dirname is either dist/ or src/ - theme is always a subdirectory
+	return join(__dirname, "theme");
+"""
+FOUND_UP = """	return packageRootFrom(__dirname) ?? __dirname;
+}
+
+/** The nearest folder from dir up that holds a package.json (undefined: none). */
+function packageRootFrom(dir: string): string | undefined {
+	if (existsSync(join(dir, "package.json"))) return dir;
+	const parent = dirname(dir);
+	return parent === dir ? undefined : packageRootFrom(parent);
+}
+"""
+THEMES_UNDER_MODES = """	const root = getPackageDir();
+	const built = ["src", "dist"].find((folder) => existsSync(join(root, folder))) ?? "dist";
+	return join(root, built, "modes", "interactive", "theme");
+"""
+
+
+def test_the_package_root_found_from_the_module_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The ENOENT report (``extend-7c89df78``, see the test above): proven with the recorded
+    teacher's answers. The start, the stub, the hidden test emptied, a vitest configuration
+    that finds nothing, a package root taken from ``process.cwd()`` and a root found but the
+    themes folder left where it was score 0; the reference (a loop up the parents) and a
+    rewrite (a recursive search, the themes folder from the first of src/dist present) 1."""
+    task_dir, task, result = _keyed(reconstructed, ENOENT, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "ENOENT" in task.instruction and "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")[CONFIG]
+    assert start.count(PACKAGE_DIR_START) == 1 and start.count(THEMES_DIR_START) == 1
+    found = start.replace(PACKAGE_DIR_START, FOUND_UP)
+    from_cwd = start.replace(PACKAGE_DIR_START, "\treturn process.cwd();\n}\n")
+    wrong_too = {
+        "the root from the cwd": {CONFIG: from_cwd},
+        "themes folder left as it was": {CONFIG: found},
+    }
+    rewrite = {CONFIG: found.replace(THEMES_DIR_START, THEMES_UNDER_MODES)}
+    hidden = ("packages/coding-agent/test/config.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, CONFIG, hidden, rewrite, wrong_too)
+
+
+def _truncated_text(render: str) -> str:
+    """A TruncatedText whose ``render`` body is ``render``."""
+    return (
+        'import type { Component } from "../tui.js";\n\n'
+        "export class TruncatedText implements Component {\n"
+        "\tconstructor(\n\t\tprivate text: string,\n\t\tprivate paddingX: number = 0,\n"
+        "\t\tprivate paddingY: number = 0,\n\t) {}\n\n"
+        f"\trender(width: number): string[] {{\n{render}\t}}\n}}\n"
+    )
+
+
+def test_no_line_wider_than_the_width_proven_with_the_keyed_answers(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """The same request as the rejected one above ("every line returned by a component's render
+    method must not be wider than the passed in width. i think truncatedtext.ts is fucked up"),
+    answered by the corpus run's keyed answers: their tests sweep widths, paddings and styled
+    text, where the start cuts inside an escape sequence and returns lines too wide. The start,
+    the stub, the hidden test emptied, a vitest configuration that finds nothing, a constant
+    ellipsis and a cut by string length (escape codes counted as width) score 0; the reference
+    (which also pads every line to the width) and the rewrite above, which does not, 1."""
+    task_dir, task, result = _keyed(reconstructed, TRUNCATED, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    by_length = (
+        "\t\tconst room = Math.max(0, width - 2 * this.paddingX);\n"
+        "\t\tconst cut = this.text.length > room;\n"
+        "\t\tconst shown = cut ? `${this.text.slice(0, Math.max(0, room - 3))}...` : this.text;\n"
+        '\t\treturn [" ".repeat(this.paddingX) + shown];\n'
+    )
+    wrong_too = {
+        "a constant ellipsis": {TRUNCATED_SOURCE: _truncated_text('\t\treturn ["..."];\n')},
+        "cut by string length": {TRUNCATED_SOURCE: _truncated_text(by_length)},
+    }
+    rewrite = {TRUNCATED_SOURCE: UNLIKE_TRUNCATED.read_text()}
+    hidden = ("packages/tui/test/truncated-text.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, TRUNCATED_SOURCE, hidden, rewrite, wrong_too)
+
+
+MOVED = "extend-10752d280c41baad"  # extend-c05f7999 before session 24 (formatted files)
+OLD_CONFIG, NEW_CONFIG = CONFIG, "packages/coding-agent/src/config.ts"
+CHANGELOG = "packages/coding-agent/src/utils/changelog.ts"
+CHANGELOG_EXPORT = 'export { getChangelogPath } from "./config.js";\n'
+WALK_UP = """	// Node.js: walk up from __dirname until we find package.json
+	let dir = __dirname;
+	while (dir !== dirname(dir)) {
+		if (existsSync(join(dir, "package.json"))) {
+			return dir;
+		}
+		dir = dirname(dir);
+	}
+	// Fallback (shouldn't happen)
+	return __dirname;
+}
+"""
+
+
+def _imports_moved(files: Mapping[str, str], old: str, new: str) -> dict[str, str]:
+    """Every TypeScript file of ``files`` whose relative import or re-export names ``old`` (a
+    ``.js`` path from the repository root), rewritten to name ``new`` instead."""
+    changed = {}
+    for path, text in files.items():
+        if not path.endswith(".ts"):
+            continue
+        base = posixpath.dirname(path)
+
+        def fix(m: re.Match[str], base: str = base) -> str:
+            if posixpath.normpath(posixpath.join(base, m.group(2))) != old:
+                return m.group(0)
+            rel = posixpath.relpath(new, base)
+            return m.group(1) + (rel if rel.startswith(".") else f"./{rel}") + m.group(3)
+
+        text2 = re.sub(r'(\bfrom\s+")(\.{1,2}/[^"]+)(")', fix, text)
+        if text2 != text:
+            changed[path] = text2
+    return changed
+
+
+def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_path: Path) -> None:
+    """before-compaction's "move `packages/coding-agent/src/utils/config.ts` to src/". The
+    start, the stub, the hidden test emptied, a vitest configuration that finds nothing, a
+    ``src/config.ts`` that only re-exports the old module (the hidden tests load copies of the
+    module in packages of their own, as a Bun binary would) and the module moved with
+    ``changelog.ts`` still importing the old path score 0; the reference and a rewrite (the old
+    file deleted, the package root found recursively, every import rewritten by path arithmetic,
+    ``changelog.ts`` importing then re-exporting) 1."""
+    task_dir, task, result = _keyed(reconstructed, MOVED, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "src/config.ts" in task.instruction and "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")
+    assert start[OLD_CONFIG].count(WALK_UP) == 1 and start[CHANGELOG].count(CHANGELOG_EXPORT) == 1
+    moved = start[OLD_CONFIG].replace(WALK_UP, FOUND_UP)
+    js = (OLD_CONFIG.removesuffix(".ts") + ".js", NEW_CONFIG.removesuffix(".ts") + ".js")
+    imports: Overlay = {**_imports_moved(start, *js)}
+    imports.pop(CHANGELOG, None)
+    imported = 'import { getChangelogPath } from "../config.js";\n\nexport { getChangelogPath };\n'
+    changelog = start[CHANGELOG].replace(CHANGELOG_EXPORT, "")
+    changelog = imported + changelog if changelog.startswith("import") else changelog + imported
+    wrong_too: dict[str, Overlay] = {
+        "a re-export of the old module": {NEW_CONFIG: 'export * from "./utils/config.js";\n'},
+        "changelog.ts left importing ./config.js": {**imports, NEW_CONFIG: moved, OLD_CONFIG: None},
+    }
+    rewrite: Overlay = {**imports, NEW_CONFIG: moved, OLD_CONFIG: None, CHANGELOG: changelog}
+    hidden = ("packages/coding-agent/test/args.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, NEW_CONFIG, hidden, rewrite, wrong_too)
+
+
+LINK_URL = "extend-38c7bb6a2b385980"
+MARKDOWN = "packages/tui/src/components/markdown.ts"
+URL_IN_LINK_COLOUR = "\t\t\t\t\t\t\tthis.theme.link(` (${token.href})`) +\n"
+URL_SHOWN = "\t\t\t\t\t\t\tthis.theme.linkUrl(` (${token.href})`) +\n"
+URL_APART = """					const url = this.theme.linkUrl(" (" + token.href + ")");
+					const text = this.theme.link(this.theme.underline(linkText));
+					result += linkText === token.href ? text : text + url;
+					result += this.applyDefaultStyle("");
+					break;
+				}
+"""
+
+
+def _link_branch(source: str) -> str:
+    """The ``link`` case of the markdown renderer, after its ``linkText``, to its ``break``."""
+    start, end = (
+        source.index("\t\t\t\t\t// If link text matches href"),
+        "\t\t\t\t\tbreak;\n\t\t\t\t}\n",
+    )
+    return source[start : source.index(end, start) + len(end)]
+
+
+def test_a_link_url_colour_of_its_own_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """large-session's "wait, do we only have a single link color? …" with its reply to the
+    assistant's question ("yes, in old pi link url as 666666"): kept by triage since session 22
+    (it was "a correction"), proven in one round with the instruction's interface. The start,
+    the stub, the hidden test emptied, a vitest configuration that finds nothing, the token
+    added everywhere but the renderer still drawing the URL in the link colour, and the dark
+    theme's URL token set to the link text's colour score 0; the reference (a var, a template
+    literal) and a rewrite (literal colours, one styler factory, the URL built apart) 1."""
+    task_dir, task, result = _keyed(reconstructed, LINK_URL, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert "mdLinkUrl" in task.instruction and "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    assert oracle[MARKDOWN].count(URL_SHOWN) == 1 and start[MARKDOWN].count(URL_IN_LINK_COLOUR) == 1
+    changed = {k: v for k, v in oracle.items() if v != start.get(k)}
+    after = '\t\t"mdLink": "#81a2be",\n'
+    unchanged = oracle[MARKDOWN].replace(URL_SHOWN, URL_IN_LINK_COLOUR)
+    same = oracle[DARK].replace('"mdLinkUrl": "dimGray"', '"mdLinkUrl": "#81a2be"')
+    wrong_too: dict[str, Overlay] = {
+        "renderer unchanged": {**changed, MARKDOWN: unchanged},
+        "URL in the link colour": {**changed, DARK: same},
+    }
+    styled = "const styled = (color: ThemeColor) => (text: string) => theme.fg(color, text);\n\n"
+    theme_ts = start[THEME].replace(
+        "\tmdLink: ColorValueSchema,\n",
+        "\tmdLink: ColorValueSchema,\n\tmdLinkUrl: ColorValueSchema,\n",
+    )
+    theme_ts = theme_ts.replace('\t| "mdLink"\n', '\t| "mdLink"\n\t| "mdLinkUrl"\n')
+    theme_ts = theme_ts.replace(
+        "export function getMarkdownTheme()", styled + "export function getMarkdownTheme()"
+    )
+    theme_ts = theme_ts.replace(
+        '\t\tlink: (text: string) => theme.fg("mdLink", text),\n',
+        '\t\tlink: styled("mdLink"),\n\t\tlinkUrl: styled("mdLinkUrl"),\n',
+    )
+    markdown = start[MARKDOWN].replace(
+        "\tlink: (text: string) => string;\n",
+        "\tlink: (text: string) => string;\n\tlinkUrl: (text: string) => string;\n",
+    )
+    markdown = markdown.replace(_link_branch(markdown), URL_APART)
+    blue = '\t\t"mdLink": "darkBlue",\n'
+    rewrite: Overlay = {
+        THEME: theme_ts,
+        MARKDOWN: markdown,
+        DARK: start[DARK].replace(after, after + '\t\t"mdLinkUrl": "#666666",\n'),
+        LIGHT: start[LIGHT].replace(blue, blue + '\t\t"mdLinkUrl": "#8a8a8a",\n'),
+    }
+    assert all(rewrite[p] != start[p] for p in rewrite) and theme_ts.count("mdLinkUrl") == 3
+    hidden = ("packages/coding-agent/test/theme.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
+
+
+# --- session 26: a repair mined from the session's own `npm run check`, accepted offline ------
+
+QUEUE_MODE = "repair-00dfadc499967f7c"
+AGENT_SESSION = "packages/coding-agent/src/core/agent-session.ts"
+QUEUE_IMPORTS = (
+    'import type { Agent, AgentEvent, AgentState, AppMessage, ThinkingLevel, QueueMode } from "@'
+    'mariozechner/pi-agent-core";\nimport type { AssistantMessage, Model } from "@mariozechner/'
+    'pi-ai";\n'
+)
+QUEUE_ALIAS = (
+    'import type { Agent, AgentState, AppMessage, ThinkingLevel } from "@mariozechner/pi-agent-'
+    'core";\nimport type { Model } from "@mariozechner/pi-ai";\n\n/** How queued messages are '
+    'delivered, as the agent itself types it. */\ntype QueueMode = ReturnType<Agent["getQueueMo'
+    'de"]>;\n'
+)
+"""The fix written unlike the reference (which spells the union inline): a local alias."""
+
+
+def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """before-compaction's ``npm run check`` failed on ``QueueMode``, which pi-agent-core no
+    longer exports, and passed after the agent's fix: a repair whose verifier is the session's
+    own check, accepted with no teacher. Its check runs at the root, so the environment is the
+    whole workspace, web-ui's ``xlsx`` (a tarball on cdn.sheetjs.com, unreachable here) taken
+    from the registry and said so. The start fails (the pre-fix control), a root ``check``
+    script set to ``true`` is refused without running, and a local alias of the agent's own
+    type (the reference spells the union inline) scores 1, as does the reference."""
+    out = tmp_path / "out"
+    shutil.copytree(reconstructed / "tasks" / QUEUE_MODE, out / "tasks" / QUEUE_MODE)
+    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out), "--json"]
+    done = subprocess.run([*argv, "--set", "oracle_runs=1"], capture_output=True, text=True,
+                          timeout=1700)  # fmt: skip
+    task_dir = out / "tasks" / QUEUE_MODE
+    task = load_record(Task, task_dir / "task.json")
+    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
+        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert task.verifier.command == "npm run check" and task.family == "repair"
+    environment = task.validation.evidence.environment
+    assert environment is not None and environment.substituted[0].startswith("xlsx 0.")
+    assert {c.control: c.result for c in task.validation.controls.values()} == {
+        "oracle": "pass", "empty": "fail", "prefix": "fail", "stub": "fail"
+    }  # fmt: skip
+    start = read_tree(task_dir / "workspace")
+    scripts = json.loads(start["package.json"])
+    scripts["scripts"]["check"] = "true"
+    hack = {**start, "package.json": json.dumps(scripts, indent="\t") + "\n"}
+    assert _score(task_dir, hack, tmp_path / "hack") == 0.0
+    assert QUEUE_IMPORTS in start[AGENT_SESSION]
+    alias = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(QUEUE_IMPORTS, QUEUE_ALIAS)}
+    assert _score(task_dir, alias, tmp_path / "alias") == 1.0
+    assert _score(task_dir, read_tree(task_dir / "oracle"), tmp_path / "oracle") == 1.0
