@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 import pytest
 
 from tests.teacher.server import Cassettes, load, serve
+from tests.validate.conftest import local_context
+from trajforge.reconstruct import pipeline
 from trajforge.records import Task, load_record
 
 pytestmark = pytest.mark.slow  # a module fixture validates tasks: dispatched first
@@ -142,3 +145,54 @@ def test_usage_errors_exit_2(
     result = cli("validate", str(tmp_path), "--teacher", teacher, base_url=base, key=key)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def _answer(text: str) -> dict[str, Any]:
+    """A chat completion whose message is ``text`` (an answer written for this test)."""
+    message = {"role": "assistant", "content": text}
+    usage = {"prompt_tokens": 900, "completion_tokens": 60, "total_tokens": 960}
+    return {"id": "chatcmpl-keeps", "object": "chat.completion", "created": 1764460900,
+            "model": "gpt-4.1-mini", "choices": [{"index": 0, "message": message,
+            "finish_reason": "stop"}], "usage": usage}  # fmt: skip
+
+
+OLD_BEHAVIOUR = """```python file=test_hidden.py
+from inventory import Inventory
+
+
+def test_adding_counts_up():
+    inv = Inventory()
+    assert inv.add_item("apple", 2) == 2
+    assert inv.add_item("apple") == 3
+```
+"""
+"""Tests a capable model might write for a change it takes for a refactor: they hold on the
+start as on the reference (pi's extend fixture adds ``remove_item`` to an Inventory that could
+already add)."""
+
+
+def test_tests_that_pass_on_the_start_two_rounds_running_end_the_loop(tmp_path: Path) -> None:
+    """A change whose every test passes on the starting workspace, round after round, keeps
+    what tests observe (pi-mono's showSelector refactor and de-duplication asked three rounds
+    and never told the start apart): after the second such round no third is asked, and the
+    task ends control_passes saying so."""
+    local_context()
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / "extend.jsonl"
+    out = tmp_path / "out"
+    pipeline.run([fixture], out)
+    for task_dir in [p.parent for p in out.glob("tasks/*/task.json")]:
+        if not task_dir.name.startswith("extend-"):
+            shutil.rmtree(task_dir)
+    state = Cassettes([_answer(OLD_BEHAVIOUR), _answer(OLD_BEHAVIOUR), _answer(OLD_BEHAVIOUR)])
+    with serve(state) as url:
+        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
+    assert result.returncode == 0, result.stderr  # a rejection is a verdict, not a failure
+    _, task = _task(out)
+    assert len(state.requests) == 2  # the third answer is never asked for
+    assert task.validation.status == "rejected" and "control_passes" in task.validation.codes
+    assert any(
+        "passed every test of 2 rounds running: the change keeps what tests can observe" in r
+        for r in task.validation.reasons
+    ), task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2

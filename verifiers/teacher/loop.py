@@ -8,8 +8,11 @@ matrix (validation's ``prove``, handed in: the teacher never calls the judge by 
 rejection the teacher can fix (tests that pass on the stub, the empty or starting workspace,
 surviving mutants, tests that fail on the reference) goes back to it (``feedback``: the same
 rejection in the same words on every run) for up to
-``teacher_rounds`` rounds. ``evidence.teacher`` is ``openai:MODEL`` (as it is ``mined`` for the
-offline teacher: dataset versions read it); rounds, tokens, cost and the final verdict go into
+``teacher_rounds`` rounds — unless the starting workspace passed every test of
+``KEEPS_BEHAVIOUR_ROUNDS`` rounds running: the change keeps what tests can observe (a refactor,
+a de-duplication), so no round more is asked and the task ends ``control_passes`` saying so.
+``evidence.teacher`` is ``openai:MODEL`` (as it is ``mined`` for the offline teacher: dataset
+versions read it); rounds, tokens, cost and the final verdict go into
 ``evidence.teacher_loop`` (:class:`~trajforge.records.TeacherLoop`).
 """
 
@@ -24,8 +27,10 @@ from pathlib import Path
 
 from trajforge.protocols import Language, Prove
 from trajforge.records import (
+    Control,
     Finding,
     InstructionBrief,
+    Outcome,
     Reason,
     Status,
     Task,
@@ -73,6 +78,8 @@ _FIXABLE = frozenset(
     }
 )
 """Rejections the teacher can fix with better tests; any other ends the loop."""
+KEEPS_BEHAVIOUR_ROUNDS = 2
+"""Rounds running whose tests all pass on the starting workspace that end the loop."""
 
 
 @dataclass
@@ -206,6 +213,7 @@ def _rounds(
     none_ran = finding(Reason.TEACHER_FAILED, "teacher: no round ran")
     validation = Validation(status=Status.REJECTED, findings=(none_ran,))
     current = task
+    start_passed = 0
     for _ in range(asking.rounds):
         answer = asking.client.ask(messages)
         hidden, problems = parse_answer(answer.text, asking.language)
@@ -222,6 +230,10 @@ def _rounds(
             asking.record.add(answer, validation, lost, sorted(hidden))
             if validation.accepted or not _fixable(validation):
                 break
+            start_passed = start_passed + 1 if _start_passes(validation) else 0
+            if start_passed >= KEEPS_BEHAVIOUR_ROUNDS:
+                validation = _keeps_behaviour(validation, start_passed)
+                break
             reply = feedback(validation)
         messages = [
             *messages,
@@ -229,6 +241,25 @@ def _rounds(
             {"role": "user", "content": reply},
         ]
     return current, _stamp(validation, asking.record)
+
+
+def _start_passes(validation: Validation) -> bool:
+    """The starting workspace (or the pre-fix one) passed the whole check."""
+    starts = [c for c in validation.controls.values() if c.control in _STARTS]
+    return bool(starts) and all(c.result == Outcome.PASS for c in starts)
+
+
+_STARTS = frozenset({Control.START, Control.PREFIX})
+
+
+def _keeps_behaviour(validation: Validation, rounds: int) -> Validation:
+    text = (
+        f"{Reason.CONTROL_PASSES}: the starting workspace passed every test of {rounds} rounds "
+        "running: the change keeps what tests can observe (a refactor?), so no round more was "
+        "asked"
+    )
+    found = (*validation.findings, finding(Reason.CONTROL_PASSES, text))
+    return validation.model_copy(update={"findings": found})
 
 
 def _stamp(validation: Validation, record: Record) -> Validation:
