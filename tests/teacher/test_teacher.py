@@ -196,3 +196,27 @@ def test_tests_that_pass_on_the_start_two_rounds_running_end_the_loop(tmp_path: 
     ), task.validation.reasons
     loop = task.validation.evidence.teacher_loop
     assert loop is not None and len(loop.rounds) == 2
+
+
+def test_a_repair_its_own_recorded_check_proves_asks_the_teacher_nothing(tmp_path: Path) -> None:
+    """pi-mono's ``npm run check`` repairs (a type error fixed: no behaviour for a test to tell
+    apart): the session's check failed, then passed, and proves the repair, so the teacher is
+    asked neither for tests nor for the instruction (the offline one states the command)."""
+    local_context()
+    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / "repair.jsonl"
+    out = tmp_path / "out"
+    pipeline.run([fixture], out)
+    for task_dir in [p.parent for p in out.glob("tasks/*/task.json")]:
+        if not task_dir.name.startswith("repair-"):
+            shutil.rmtree(task_dir)
+    state = Cassettes([])
+    with serve(state) as url:
+        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
+    assert result.returncode == 0, result.stderr
+    _, task = _task(out)
+    assert state.requests == []
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert task.verifier.kind == "command" and task.validation.evidence.teacher_loop is None
+    assert "the session's own check proves the repair: no teacher asked" in (
+        task.validation.evidence.notes
+    )

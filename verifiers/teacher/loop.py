@@ -299,7 +299,18 @@ class OpenAITeacher:
         return cls(client, prices, cfg.teacher_rounds)
 
     def hidden_tests(self, task_dir: Path, task: Task, prove: Prove) -> tuple[Task, Validation]:
-        """Ask → prove → feed back, for up to ``rounds`` rounds."""
+        """Ask → prove → feed back, for up to ``rounds`` rounds; a repair that the session's
+        own recorded check proves (it failed, then passed: pi-mono's ``npm run check``) keeps
+        that check and asks nothing — a type error fixed leaves no behaviour a test could
+        tell apart, and the session's check is the repair's own evidence."""
+        if task.family == "repair" and task.verifier.kind == "command" and task.verifier.command:
+            own = prove(task, {})
+            if own.accepted:
+                note = "the session's own check proves the repair: no teacher asked"
+                notes = (*own.evidence.notes, note)
+                return task, own.model_copy(
+                    update={"evidence": own.evidence.model_copy(update={"notes": notes})}
+                )
         asking = _Asking(self.client, Record(self.client.model, self.prices), self.rounds)
         return teach(task_dir, task, prove, asking)
 

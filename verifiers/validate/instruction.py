@@ -201,7 +201,8 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
     section, notes = interface_section(task_dir, task, hidden)
     items = forbidden(hidden, f"{request}\n{section}")  # a suite named after its class is no leak
     written = _Written()
-    if section or hidden:  # a writer who reads the tests can state what they rely on
+    if hidden:  # a writer who reads the tests can state what they rely on (a recorded
+        # check's task keeps the offline rewrite: the request and the command that must pass)
         brief = InstructionBrief(
             family=task.family,
             request=request,
