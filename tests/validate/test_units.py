@@ -162,3 +162,24 @@ def test_only_a_needed_missing_file_makes_the_workspace_incomplete(reconstructed
     for verifier, blocked in ((hidden, False), (named, False), (suite, True)):
         got = precheck(task.model_copy(update={"files": absent, "verifier": verifier}))
         assert (got is not None and got.reason is Reason.WORKSPACE_INCOMPLETE) is blocked
+
+
+def test_a_pytest_run_with_no_report_keeps_what_pytest_said() -> None:
+    """trl's hidden tests ended "oracle fails: exit 4: pytest wrote no JUnit report" and no
+    more: a usage or start-up error says why on pytest's output, which the detail keeps (an
+    empty detail is a defect)."""
+    from trajforge.seam_types import RunResult
+    from trajforge.verifiers.validate.junit import outcome_of
+
+    said = (
+        "ERROR: usage: __main__.py [options] [file_or_dir] [file_or_dir] [...]\n"
+        "__main__.py: error: unrecognized arguments: --reruns=2\n  inifile: pyproject.toml\n"
+        "  rootdir: /workspace\n"
+    )
+    result = RunResult(
+        backend="local", command=("sh",), exit_code=4, stdout="", stderr=said, wall_s=0.4
+    )
+    run = outcome_of(result, "python -m pytest -q tests/test_x.py", None)
+    assert run.status == "error"
+    assert run.detail.startswith("exit 4: pytest wrote no JUnit report\n")
+    assert "unrecognized arguments: --reruns=2" in run.detail

@@ -181,9 +181,9 @@ def outcome_of(
     if tests is None:
         if result.exit_code == 0:
             return _outcome(Outcome.PASS, result)
-        return _outcome(
-            Outcome.ERROR, result, detail=f"exit {result.exit_code}: pytest wrote no JUnit report"
-        )
+        said = _why(result)  # a usage or start-up error says why on its output
+        detail = f"exit {result.exit_code}: pytest wrote no JUnit report"
+        return _outcome(Outcome.ERROR, result, detail=f"{detail}\n{said}" if said else detail)
     return _judge_pytest(result, tests)
 
 
