@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import posixpath
+import re
 from collections.abc import Mapping
 
 RENAME_SIMILARITY = 0.5
@@ -60,9 +61,23 @@ def moves(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, str]
 
 
 def _modified(old: list[str], new: list[str]) -> set[int]:
+    """Lines of ``new`` added or replaced, less a replacement that only lays the same code out
+    anew (:func:`layout`: a formatter's reflow of a call over lines, its trailing comma)."""
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     lines: set[int] = set()
-    for tag, _i1, _i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and layout(old[i1:i2]) == layout(new[j1:j2]):
+            continue
         if tag in ("replace", "insert"):
             lines.update(range(j1 + 1, j2 + 1))
     return lines
+
+
+_SPACE = re.compile(r"\s+")
+_TRAILING_COMMA = re.compile(r",(?=[)\]}])")
+
+
+def layout(lines: list[str]) -> str:
+    """The code of ``lines`` without its layout: whitespace, and a comma before a closing
+    bracket (what formatters add or drop when they break a call over lines or join it)."""
+    return _TRAILING_COMMA.sub("", _SPACE.sub("", "".join(lines)))

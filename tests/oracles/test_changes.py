@@ -57,3 +57,18 @@ def test_a_moved_file_marks_only_the_lines_the_move_changed() -> None:
     assert lines["src/fresh.ts"] == {1}
     unlike = {"src/other.ts": "".join(f"let w{i} = '{i}';\n" for i in range(12))}
     assert changed_lines(before, unlike) == {"src/other.ts": set(range(1, 13))}
+
+
+def test_a_formatters_reflow_is_no_change() -> None:
+    """pi-mono's config move: the replayed ``npm run check`` (biome ``--write``) laid a warning
+    out anew in model-resolver.ts, and mutants of its unchanged words survived every test. A
+    replacement that only moves the same code over lines, or adds or drops a trailing comma
+    before a closing bracket, marks nothing; a changed word in it still does."""
+    before = {"m.ts": "if (x) {\n\tconsole.error(\n\t\tchalk.yellow(`Warning: ${x}`),\n\t);\n}\n"}
+    joined = "if (x) {\n\tconsole.error(chalk.yellow(`Warning: ${x}`));\n}\n"
+    assert changed_lines(before, {"m.ts": joined}) == {}
+    reworded = joined.replace("Warning", "Careful")
+    assert changed_lines(before, {"m.ts": reworded}) == {"m.ts": {2}}
+    spaced = {"m.ts": "a = f(1, 2)\n"}
+    assert changed_lines(spaced, {"m.ts": "a = f(1,2)\n"}) == {}
+    assert changed_lines(spaced, {"m.ts": "a = f(12)\n"}) == {"m.ts": {1}}
