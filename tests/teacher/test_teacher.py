@@ -147,6 +147,19 @@ def test_usage_errors_exit_2(
     assert message in result.stderr and "Traceback" not in result.stderr
 
 
+def _only(tmp_path: Path, family: str) -> Path:
+    """pi's ``FAMILY.jsonl`` fixture reconstructed, its task of that family alone in OUT."""
+    local_context()
+    out = tmp_path / "out"
+    pipeline.run(
+        [Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / f"{family}.jsonl"], out
+    )
+    for task_dir in [p.parent for p in out.glob("tasks/*/task.json")]:
+        if not task_dir.name.startswith(f"{family}-"):
+            shutil.rmtree(task_dir)
+    return out
+
+
 def _answer(text: str) -> dict[str, Any]:
     """A chat completion whose message is ``text`` (an answer written for this test)."""
     message = {"role": "assistant", "content": text}
@@ -176,13 +189,7 @@ def test_tests_that_pass_on_the_start_two_rounds_running_end_the_loop(tmp_path: 
     what tests observe (pi-mono's showSelector refactor and de-duplication asked three rounds
     and never told the start apart): after the second such round no third is asked, and the
     task ends control_passes saying so."""
-    local_context()
-    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / "extend.jsonl"
-    out = tmp_path / "out"
-    pipeline.run([fixture], out)
-    for task_dir in [p.parent for p in out.glob("tasks/*/task.json")]:
-        if not task_dir.name.startswith("extend-"):
-            shutil.rmtree(task_dir)
+    out = _only(tmp_path, "extend")
     state = Cassettes([_answer(OLD_BEHAVIOUR), _answer(OLD_BEHAVIOUR), _answer(OLD_BEHAVIOUR)])
     with serve(state) as url:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
@@ -202,13 +209,7 @@ def test_a_repair_its_own_recorded_check_proves_asks_the_teacher_nothing(tmp_pat
     """pi-mono's ``npm run check`` repairs (a type error fixed: no behaviour for a test to tell
     apart): the session's check failed, then passed, and proves the repair, so the teacher is
     asked neither for tests nor for the instruction (the offline one states the command)."""
-    local_context()
-    fixture = Path(__file__).parents[1] / "fixtures" / "sessions" / "pi" / "repair.jsonl"
-    out = tmp_path / "out"
-    pipeline.run([fixture], out)
-    for task_dir in [p.parent for p in out.glob("tasks/*/task.json")]:
-        if not task_dir.name.startswith("repair-"):
-            shutil.rmtree(task_dir)
+    out = _only(tmp_path, "repair")
     state = Cassettes([])
     with serve(state) as url:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
