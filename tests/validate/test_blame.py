@@ -29,6 +29,10 @@ TAILS = {
     "#\n# Fatal process OOM in Failed to reserve virtual memory for CodeRange\n#": (
         Reason.ENVIRONMENT_UNAVAILABLE
     ),
+    # trl's tests importing a CUDA build of torch under the sandbox's 2048 MB address space
+    "ImportError while loading conftest '/workspace/tests/conftest.py'.\ntests/conftest.py:20: "
+    "in <module>\n    import torch\nE   ImportError: libtorch_cpu.so: failed to map segment "
+    "from shared object": Reason.ENVIRONMENT_UNAVAILABLE,
     "src/theme.ts:12:3 lint/style/useConst  FIXABLE  ━━━━━━━\n  × This let declares a "
     "variable that is only assigned once.\nFound 1 error.": Reason.ORACLE_FAILS,
     "FAIL  test/theme.test.ts > theme > loads\nAssertionError: expected 'red' to be 'blue'": (

@@ -17,12 +17,14 @@ TOOLCHAIN = re.compile(
     r"command not found|: not found$|^sh: \d+: \S+: not found|spawn \S+ ENOENT|"
     r"No such file or directory.*(?:node|npx|bun|python3?|cargo|go)\b|"
     r"npm (?:ERR!|error) (?:could not determine executable|missing script)|Missing script:|"
-    r"Fatal process OOM in Failed to reserve virtual memory|Cannot allocate Wasm memory",
+    r"Fatal process OOM in Failed to reserve virtual memory|Cannot allocate Wasm memory|"
+    r"failed to map segment from shared object",
     re.MULTILINE,
 )
 """A program, or the script the check names, is not there; or the runtime cannot start within
 the sandbox's limits (V8 reserves more address space than the local sandbox's RLIMIT_AS
-allows: Node with the tsx loader there — the docker backend caps memory, not address space)."""
+allows: Node with the tsx loader there — the docker backend caps memory, not address space;
+a CUDA build of torch cannot map its libraries under it: trl's tests, raise ``memory_mb``)."""
 DEPENDENCY = re.compile(
     r"Cannot find (?:module|package) '(?![./])[^']+'|"
     r"ERR_MODULE_NOT_FOUND.*Cannot find package|"

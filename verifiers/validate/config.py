@@ -29,6 +29,9 @@ class ValidateConfig(BaseModel):
     """Wall-clock limit of one sandboxed run."""
     mutant_timeout_s: float = Field(default=20.0, gt=0, le=3600)
     """Wall-clock limit of one mutant's test run (a timeout is 'unknown', never a kill)."""
+    memory_mb: int = Field(default=2048, ge=256, le=1 << 20)
+    """Memory of one sandboxed run of a code task's check (the local sandbox's address-space
+    limit, docker's memory cap): a CUDA build of torch needs about 4096 to load."""
     require_mutants: bool = False
     """Reject tasks where no mutant could be generated or decided (kill rate not measurable)."""
     wilson_z: float = Field(default=1.96, gt=0, le=5)

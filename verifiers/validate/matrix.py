@@ -274,7 +274,8 @@ def run_matrix(
     result = MatrixResult()
     clock = time.monotonic()
     first = write_tree(scratch / "ws", layered(files.oracle, files.hidden))
-    with sandbox.session(first, Limits(timeout_s=cfg.timeout_s)) as box:
+    limits = Limits(timeout_s=cfg.timeout_s, memory_mb=cfg.memory_mb)
+    with sandbox.session(first, limits) as box:
         runner = ControlRunner(box, command, scratch, layered(files.oracle, files.hidden))
         oracle, result.shell = replay_shell(runner, files, cfg.timeout_s)
         cfg = _oracle_runs(runner, layered(oracle, files.hidden), files, cfg, result)

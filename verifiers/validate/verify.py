@@ -68,7 +68,8 @@ def verify_files(
     timeout = code.timeout_s or float(evidence.config.get("timeout_s", DEFAULT_TIMEOUT_S))
     with tempfile.TemporaryDirectory(prefix="trajforge-verify-") as scratch:
         first = write_tree(Path(scratch) / "ws", screened.files)
-        with sandbox.session(first, Limits(timeout_s=timeout)) as box:
+        memory = int(evidence.config.get("memory_mb", Limits().memory_mb))
+        with sandbox.session(first, Limits(timeout_s=timeout, memory_mb=memory)) as box:
             runner = ControlRunner(box, task.verifier.command, Path(scratch), screened.files)
             run = runner.run(screened.files, timeout)
     scored = score(run, code.test_sets, dropped)
