@@ -262,6 +262,13 @@ def _keeps_behaviour(validation: Validation, rounds: int) -> Validation:
     return validation.model_copy(update={"findings": found})
 
 
+def _noted(validation: Validation, note: str) -> Validation:
+    notes = (*validation.evidence.notes, note)
+    return validation.model_copy(
+        update={"evidence": validation.evidence.model_copy(update={"notes": notes})}
+    )
+
+
 def _stamp(validation: Validation, record: Record) -> Validation:
     evidence = validation.evidence.model_copy(
         update={
@@ -303,16 +310,19 @@ class OpenAITeacher:
         own recorded check proves (it failed, then passed: pi-mono's ``npm run check``) keeps
         that check and asks nothing — a type error fixed leaves no behaviour a test could
         tell apart, and the session's check is the repair's own evidence."""
+        why = ""
         if task.family == "repair" and task.verifier.kind == "command" and task.verifier.command:
             own = prove(task, {})
             if own.accepted:
-                note = "the session's own check proves the repair: no teacher asked"
-                notes = (*own.evidence.notes, note)
-                return task, own.model_copy(
-                    update={"evidence": own.evidence.model_copy(update={"notes": notes})}
+                return task, _noted(
+                    own, "the session's own check proves the repair: no teacher asked"
                 )
+            why = (
+                f"the session's own check did not prove the repair ({'; '.join(own.reasons)[:500]})"
+            )
         asking = _Asking(self.client, Record(self.client.model, self.prices), self.rounds)
-        return teach(task_dir, task, prove, asking)
+        task, validation = teach(task_dir, task, prove, asking)
+        return task, _noted(validation, why) if why else validation
 
     def write_instruction(self, brief: InstructionBrief) -> WrittenInstruction:
         """The agent-facing instruction, from the request, interface and what must not leak."""
