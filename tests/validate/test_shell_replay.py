@@ -109,15 +109,15 @@ def test_a_check_slower_than_the_limit_is_timed_on_the_reference_and_given_room(
     out = tmp_path / "out"
     pipeline.run([FIXTURES / "pi" / "repair.jsonl"], out)
     repair = next(t for t in tasks_of(out).values() if t.family == "repair")
-    slow = "import time\n\n\ndef pytest_sessionstart(session):\n    time.sleep(1.5)\n"
+    slow = "import time\n\n\ndef pytest_sessionstart(session):\n    time.sleep(2.5)\n"
     for folder in ("workspace", "oracle"):  # the project's own, unchanged by the fix
         (out / "tasks" / repair.id / folder / "conftest.py").write_text(slow)
-    config = ValidateConfig(max_mutants=4, timeout_s=1.0)
+    config = ValidateConfig(max_mutants=4, timeout_s=2.0)
     rows = {r.id: r for r in run.run(out, local_context(config))}
     task = tasks_of(out)[repair.id]
     assert rows[repair.id].status == "accepted", task.validation.reasons
     limit = task.validation.evidence.timeout_s
-    assert limit is not None and 3.0 <= limit <= 15.0, limit
+    assert limit is not None and 5.0 <= limit <= 60.0, limit
     assert any(n.endswith(f"every run of it (and verify's) is given {limit:.0f} s")
                for n in task.validation.evidence.notes), task.validation.evidence.notes  # fmt: skip
     task_dir = out / "tasks" / repair.id
@@ -126,8 +126,8 @@ def test_a_check_slower_than_the_limit_is_timed_on_the_reference_and_given_room(
     again = tmp_path / "again"
     pipeline.run([FIXTURES / "pi" / "repair.jsonl"], again)
     for folder in ("workspace", "oracle"):
-        (again / "tasks" / repair.id / folder / "conftest.py").write_text(slow.replace("1.5", "8"))
+        (again / "tasks" / repair.id / folder / "conftest.py").write_text(slow.replace("2.5", "12"))
     rows = {r.id: r for r in run.run(again, local_context(config))}
     task = tasks_of(again)[repair.id]
     assert rows[repair.id].status == "timeout", task.validation.reasons
-    assert "the check ran past 5 s on the reference too" in task.validation.evidence.notes
+    assert "the check ran past 10 s on the reference too" in task.validation.evidence.notes

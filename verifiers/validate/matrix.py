@@ -189,47 +189,50 @@ def _oracle_runs(
     cfg: ValidateConfig,
     result: MatrixResult,
 ) -> ValidateConfig:
-    """The reference's runs; the settings every later run takes (:func:`_calibrated`)."""
+    """The reference's runs; the settings every later run takes: a check that took more than
+    half its limit on the reference (or ran past it: :func:`_retried`) gives every run twice
+    its slowest time (``result.timeout_s``, verify's too), and a mutant never less than it."""
     missing = len(files.task.files.unknown)
     first = runner.run(full, cfg.timeout_s)
-    cfg, first = _calibrated(runner, full, cfg, result, first)
+    limit, first = _retried(runner, full, cfg, result, first)
     for n in range(cfg.oracle_runs):
-        run = first if n == 0 else runner.run(full, cfg.timeout_s)
+        run = first if n == 0 else runner.run(full, limit)
         result.oracle_runs.append(run)
         if n == 0 and run.rejects() and (missing or run.status in (Outcome.ERROR, Outcome.TIMEOUT)):
             break  # deterministic or hopeless failure: no point in repeating it
     _, _, result.oracle_ok = judge_oracle(result.oracle_runs, missing)
-    slowest = max((r.wall_s for r in result.oracle_runs), default=0.0)
+    ended = [r.wall_s for r in result.oracle_runs if r.status != Outcome.TIMEOUT]
+    slowest = max(ended, default=0.0)
+    needed = float(min(SLOW_CHECK_MAX_S, math.ceil(slowest * 2)))
+    if needed > cfg.timeout_s:
+        result.timeout_s = needed
+        result.notes.append(
+            f"the check ran {slowest:.0f} s on the reference, more than half of timeout_s "
+            f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {needed:.0f} s"
+        )
+        cfg = cfg.model_copy(update={"timeout_s": needed})
     if slowest > cfg.mutant_timeout_s:  # every mutant would time out: unknown, not judged
         wanted = float(min(cfg.timeout_s, math.ceil(slowest * MUTANT_MARGIN)))
         cfg = cfg.model_copy(update={"mutant_timeout_s": max(wanted, cfg.mutant_timeout_s)})
     return cfg
 
 
-def _calibrated(
+def _retried(
     runner: ControlRunner,
     full: dict[str, str],
     cfg: ValidateConfig,
     result: MatrixResult,
     first: RunOutcome,
-) -> tuple[ValidateConfig, RunOutcome]:
-    """When the reference's first run timed out, one more with SLOW_CHECK_FACTOR times the
-    limit; if that one ends, every run (verify's too: ``result.timeout_s``) gets twice what it
-    took, and a note says so."""
+) -> tuple[float, RunOutcome]:
+    """The limit of the reference's other runs, and its first run: when that one timed out,
+    it is tried once more with SLOW_CHECK_FACTOR times the limit (which the others get)."""
     longer = min(cfg.timeout_s * SLOW_CHECK_FACTOR, SLOW_CHECK_MAX_S)
     if first.status != Outcome.TIMEOUT or longer <= cfg.timeout_s:
-        return cfg, first
+        return cfg.timeout_s, first
     again = runner.run(full, longer)
     if again.status == Outcome.TIMEOUT:
         result.notes.append(f"the check ran past {longer:.0f} s on the reference too")
-        return cfg, again
-    limit = float(min(SLOW_CHECK_MAX_S, max(cfg.timeout_s, math.ceil(again.wall_s * 2))))
-    result.timeout_s = limit
-    result.notes.append(
-        f"the check ran {again.wall_s:.0f} s on the reference, past timeout_s "
-        f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {limit:.0f} s"
-    )
-    return cfg.model_copy(update={"timeout_s": limit}), again
+    return longer, again
 
 
 def _run_mutants(
