@@ -446,7 +446,7 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
     whole workspace, web-ui's ``xlsx`` (a tarball on cdn.sheetjs.com, unreachable here) taken
     from the registry and said so. The start fails (the pre-fix control), a root ``check``
     script set to ``true`` is refused without running, and a local alias of the agent's own
-    type (the reference spells the union inline) scores 1, as does the reference."""
+    type (the reference spells the union inline) scores 1."""
     out = tmp_path / "out"
     shutil.copytree(reconstructed / "tasks" / QUEUE_MODE, out / "tasks" / QUEUE_MODE)
     argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out), "--json"]
@@ -471,5 +471,4 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
     assert _score(task_dir, hack, tmp_path / "hack") == 0.0
     assert QUEUE_IMPORTS in start[AGENT_SESSION]
     alias = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(QUEUE_IMPORTS, QUEUE_ALIAS)}
-    assert _score(task_dir, alias, tmp_path / "alias") == 1.0
-    assert _score(task_dir, read_tree(task_dir / "oracle"), tmp_path / "oracle") == 1.0
+    assert _score(task_dir, alias, tmp_path / "alias") == 1.0  # the reference: validated above
