@@ -200,6 +200,10 @@ def test_the_scripts_a_named_check_runs_are_the_checks_in_every_member() -> None
     assert screen(task, {"package.json": pre}).tampering == ('package.json: the "precheck" script',)
     fine = screen(task, {"package.json": root.replace('"tsx"', '"tsx watch"')})
     assert fine.tampering == ()
+    member_new = {"packages/new/package.json": json.dumps({"name": "new", "version": "1.0.0"})}
+    assert screen(task, member_new).tampering == ()  # a new member with no script is its own
+    checked_new = {"packages/new/package.json": json.dumps({"scripts": {"check": "exit 0"}})}
+    assert screen(task, checked_new).tampering == ('packages/new/package.json: the "check" script',)
 
 
 def test_fixtures_the_reference_left_alone_are_the_tasks() -> None:

@@ -186,10 +186,9 @@ def _tampers(
     for old in before:
         said -= _found(REACHES, old) | _found(CONFIG_KEYS, old)
     if name == "package.json":
+        olds = before or ["{}"]  # a new package.json: against one without scripts
         names = _scripts_run(command, before)
-        changed = [k for k in names if all(_script(text, k) != _script(o, k) for o in before)]
-        if not before and any(_script(text, k) is not None for k in names):
-            changed = list(names)
+        changed = [k for k in names if all(_script(text, k) != _script(o, k) for o in olds)]
         if changed:  # ``npm test`` / ``npm run check``: the scripts the check runs
             tests = all(k in NODE_TEST_KEYS for k in changed)
             said.add('the "test" scripts' if tests else f'the "{changed[0]}" script')
