@@ -53,8 +53,9 @@ def portable(command: str, cwd: str | None, root: str | None) -> str:
     if not root or root == "/":
         return command
     top = root.rstrip("/")
-    command = re.sub(re.escape(top) + r"/+", "", command)
-    command = re.sub(re.escape(top) + r"(?![\w./-])", ".", command)
+    start = r"(?<![\w./~-])" + re.escape(top)  # the root itself, not a path ending in it
+    command = re.sub(start + r"/+", "", command)
+    command = re.sub(start + r"(?![\w./-])", ".", command)
     where = (cwd or "").rstrip("/")
     if where.startswith(top + "/"):
         return f"cd {shlex.quote(where[len(top) + 1 :])} && {command}"

@@ -118,12 +118,14 @@ def test_shell_commands_are_kept_as_a_sandbox_re_runs_them() -> None:
         .shell("cd /w && npm run check", 1)
         .shell("sed -E -i \"\" 's/y/z/' b.ts", 0, cwd="/w/src")
         .shell("cp /w-old/b.ts /w/c.ts", 0)
+        .shell("cp /srv/w/d.ts /w/d.ts", 0)
     )
     commands = [c for _, c in replay(s.events, "/w").shell_commands]
     assert commands == [
         "cd src && mv a.ts b.ts && sed -i 's|x|y|g' b.ts",
         "cd src && sed -E -i 's/y/z/' b.ts",
         "cp /w-old/b.ts c.ts",
+        "cp /srv/w/d.ts d.ts",
     ]
 
 
