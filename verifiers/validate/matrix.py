@@ -178,8 +178,9 @@ SLOW_CHECK_FACTOR = 5.0
 times the limit (a repository-wide ``npm run check`` of a monorepo takes a minute or more)."""
 SLOW_CHECK_MAX_S = 900.0
 """The longest any one run of a check is given."""
-MUTANT_MARGIN = 2.0
-"""A mutant's run is given at least this many times the reference's slowest run."""
+ROOM = 2.0
+"""Every run of a check whose reference took more than ``timeout_s / ROOM`` (and every mutant's
+run of one slower than ``mutant_timeout_s``) is given this many times its slowest run."""
 
 
 def _oracle_runs(
@@ -203,17 +204,16 @@ def _oracle_runs(
     _, _, result.oracle_ok = judge_oracle(result.oracle_runs, missing)
     ended = [r.wall_s for r in result.oracle_runs if r.status != Outcome.TIMEOUT]
     slowest = max(ended, default=0.0)
-    needed = float(min(SLOW_CHECK_MAX_S, math.ceil(slowest * 2)))
-    if needed > cfg.timeout_s:
-        result.timeout_s = needed
+    room = float(min(SLOW_CHECK_MAX_S, math.ceil(slowest * ROOM)))
+    if room > cfg.timeout_s:
+        result.timeout_s = room
         result.notes.append(
             f"the check ran {slowest:.0f} s on the reference, more than half of timeout_s "
-            f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {needed:.0f} s"
+            f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {room:.0f} s"
         )
-        cfg = cfg.model_copy(update={"timeout_s": needed})
+        cfg = cfg.model_copy(update={"timeout_s": room})
     if slowest > cfg.mutant_timeout_s:  # every mutant would time out: unknown, not judged
-        wanted = float(min(cfg.timeout_s, math.ceil(slowest * MUTANT_MARGIN)))
-        cfg = cfg.model_copy(update={"mutant_timeout_s": max(wanted, cfg.mutant_timeout_s)})
+        cfg = cfg.model_copy(update={"mutant_timeout_s": max(room, cfg.mutant_timeout_s)})
     return cfg
 
 
