@@ -113,6 +113,7 @@ def substitute(work: Path, manifests: Sequence[str], env: Mapping[str, str]) -> 
         lock = json.loads(lockfile.read_text(encoding="utf-8"))
         _respell(lock, swaps)
         lockfile.write_text(json.dumps(lock, indent=2) + "\n", encoding="utf-8")
-    for note in dict.fromkeys(notes):
-        log.warning("environment: substituted %s", note)
-    return tuple(dict.fromkeys(notes))
+    lines = tuple(dict.fromkeys(notes))  # one URL named by several members: one line
+    for line in lines:
+        log.warning("environment: substituted %s", line)
+    return lines
