@@ -67,7 +67,56 @@ def classify_command(command: str) -> tuple[Kind, str] | None:
         found = _argv(argv, command)
         if found is not None and (best is None or _stronger(found[0], best[0])):
             best = found
+    for inner in embedded(command):
+        found = classify_command(inner)
+        if found is not None and (best is None or _stronger(found[0], best[0])):
+            best = found
     return best
+
+
+SCRIPT_ON_STDIN = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n(.*?)\n\s*\2\b", re.DOTALL)
+"""A here-document: its tag and its body (group 3)."""
+PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)?)?$")
+STARTED = re.compile(
+    r"(?:subprocess\.(?:run|call|check_call|check_output|Popen)|os\.(?:system|popen))\(\s*"
+    r"(\[[^\]]*\]|[rbf]?(['\"]).*?(?<!\\)\2)",
+    re.DOTALL,
+)
+"""A program a Python script starts: its argv list or its command string (group 1)."""
+STRING = re.compile(r"[rbf]?(['\"])(.*?)(?<!\\)\1", re.DOTALL)
+
+
+def embedded(command: str) -> list[str]:
+    """The commands a script this command runs runs in turn: a here-document fed to a shell
+    (``bash <<EOF … EOF``) is shell; one fed to Python (``python3 - <<EOF``), or Python's ``-c``
+    code, starts the programs of its ``subprocess`` and ``os.system`` calls. A here-document
+    fed to anything else (``cat > notes.md <<EOF``) is data."""
+    found: list[str] = []
+    for m in SCRIPT_ON_STDIN.finditer(command):
+        readers = list(programs(command[: m.start()].rsplit("\n", 1)[-1]))
+        reader = readers[-1][0] if readers else ""
+        if reader in work.SHELLS:
+            found.append(m.group(3))
+        elif PYTHON.match(reader):
+            found += python_started(m.group(3))
+    return found
+
+
+def python_started(code: str) -> list[str]:
+    """The commands Python ``code`` starts through ``subprocess`` or ``os.system``, as shell
+    lines (an argv list's string items joined)."""
+    lines = []
+    for m in STARTED.finditer(code):
+        called = m.group(1)
+        if called.startswith("["):
+            lines.append(" ".join(s for _, s in STRING.findall(called)))
+        else:
+            lines += [s for _, s in STRING.findall(called)][:1]
+    return [line for line in lines if line.strip()]
+
+
+def _strongest(found: Sequence[tuple[Kind, str]]) -> tuple[Kind, str] | None:
+    return max(found, key=lambda f: STRENGTH.get(f[0], 0), default=None)
 
 
 def _stronger(a: Kind, b: Kind) -> bool:
@@ -84,6 +133,9 @@ def _argv(argv: Sequence[str], command: str) -> tuple[Kind, str] | None:
         return _argv(inner, command) if inner else None
     if name in work.SHELLS and "-c" in args[:-1]:
         return classify_command(args[args.index("-c") + 1])
+    if PYTHON.match(name) and "-c" in args[:-1]:
+        started = python_started(args[args.index("-c") + 1])
+        return _strongest([f for line in started if (f := classify_command(line))])
     if name in work.REMOTE_SHELLS:
         return _remote(args)
     if name in work.EFFECT_PROGRAMS:

@@ -140,3 +140,50 @@ def test_a_read_inside_the_workspace_or_one_that_failed_grounds_nothing_live() -
     s._result(cid, "read", text="ENOENT", is_error=True)
     found = run(s.say("It exports `roll`, defined in index.js."), root)
     assert "live_state" not in reasons(found)
+
+
+# --- a script a command runs is read for what it runs ---------------------------------------
+
+ICON = (
+    "python3 - <<'EOF'\nimport subprocess\nicon_path = \"/System/Library/PrivateFrameworks/"
+    'SpeechObjects.framework/Versions/A/SpeechDataInstallerd.app/Contents/Resources/Dictation.icns"'
+    '\napp_path = "/Applications/OpenWisprMod.app"\nscript = f\'\'\'\nuse framework "AppKit"\nset '
+    "theImage to current application's NSImage's alloc()'s initWithContentsOfFile:(\"{icon_path}\")"
+    "\ncurrent application's NSWorkspace's sharedWorkspace()'s setIcon:theImage forFile:("
+    "\"{app_path}\") options:0\n'''\nresult = subprocess.run(['osascript', '-e', script], "
+    'capture_output=True, text=True)\nprint("Done" if result.returncode == 0 else result.stderr)'
+    "\nEOF"
+)
+"""Claude Code's speakfree session (``../shared/corpus/real/claude``): an app's icon set by a
+Python here-document that starts ``osascript``."""
+
+
+@pytest.mark.parametrize(
+    ("command", "cited"),
+    [
+        (ICON, "runs `osascript`"),
+        ("bash <<'EOF'\nssh prod 'sudo systemctl restart api'\nEOF", "runs `ssh prod"),
+        ("python -c \"import os; os.system('npx vercel deploy --prod')\"", "runs `vercel deploy`"),
+    ],
+)
+def test_what_a_script_fed_to_an_interpreter_starts_is_read(command: str, cited: str) -> None:
+    """A here-document fed to a shell is shell, and the programs Python code (on stdin or
+    ``-c``) starts through ``subprocess`` / ``os.system`` are judged: the icon set through
+    ``osascript`` was cited by another call of its thread, or by none."""
+    s = Script().user("give the app a microphone icon").shell(command, 0, "Done")
+    found = run(s.say("Ok."))
+    assert reasons(found) == ["live_state"] and cited in found.drops[0].detail, found.drops
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['pytest', '-q'])\nEOF",
+        "cat > NOTES.md <<'EOF'\nto deploy: npx vercel deploy --prod\nEOF",
+        'python3 -c \'import json; print(json.load(open("package.json"))["name"])\'',
+    ],
+)
+def test_a_script_that_starts_nothing_live_is_not_live(command: str) -> None:
+    """Precision: tests a script starts, and a here-document that is only data, reach nothing."""
+    found = run(coding("Add a sub(a, b) function to calc.py").shell(command, 0, "").say("Done."))
+    assert families(found) == ["extend"], found.drops
