@@ -20,12 +20,16 @@ edited. The footer's is proven in two rounds and scored 0 for the start, the stu
 emptied hidden test, 1 for the reference and a rewrite unlike it; the themes' is rejected as
 workspace_incomplete, as it changes a file the user had edited by hand. From the same repository's
 ``before-compaction.jsonl``: the tui components copied into the new interactive mode, proven
-in two rounds, scored 0 / 1 the same way (the rewrite re-exports them).
+in two rounds, scored 0 / 1 the same way (the rewrite re-exports them); the changelog's
+collapse setting read from the session, and the file-move mapping (``tools -> core/tools``,
+…), each proven with the keyed answers and scored 0 / 1.
 """
 
 from __future__ import annotations
 
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -563,3 +567,275 @@ def test_a_pasted_prompt_naming_the_root_by_its_home_spelling_is_a_task(
     start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
     assert "walk up from __dirname" not in start[config]
     assert "walk up from __dirname" in oracle[config]
+
+
+# --- session 27: kept 0/1 tests for the changelog setting and the file moves ------------------
+
+COLLAPSE = "extend-da889289cf406bdc"
+INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
+THEME_IMPORT = (
+    "import { getEditorTheme, getMarkdownTheme, onThemeChange, setTheme, theme } from "
+    '"../../theme/theme.js";\n'
+)
+SLASH_IMPORT = (
+    "import { expandSlashCommand, type FileSlashCommand, loadSlashCommands } from "
+    '"../../slash-commands.js";\n'
+)
+MODEL_IMPORT = 'import { invalidateOAuthCache } from "../../model-config.js";\n'
+MODELS_IMPORTED = (
+    "import { getApiKeyForModel, getAvailableModels, invalidateOAuthCache } from "
+    '"../../model-config.js";\n'
+)
+FLAG_FIELD = "\tprivate collapseChangelog = false;\n"
+FLAG_PARAM = "\t\tcollapseChangelog = false,\n"
+FLAG_SET = "\t\tthis.collapseChangelog = collapseChangelog;\n"
+FLAG_READ = "\t\t\tif (this.collapseChangelog) {\n"
+SETTING_READ = "\t\t\tif (this.settingsManager.getCollapseChangelog()) {\n"
+FROM_CHANGELOG = "const latestVersion = versionMatch ? versionMatch[1] : this.version;"
+APP_VERSION = "const latestVersion = this.version;"
+CONDENSED = "\t\t\t\tthis.ui.addChild(new Text(condensedText, 1, 0));\n"
+NEWEST_TOO = """				const newest = this.changelogMarkdown.split(/\\n(?=## )/)[0];
+				this.ui.addChild(new Markdown(newest, 1, 0, getMarkdownTheme()));
+"""
+FREE_HIDE = "\t\tthis.hideThinkingBlock = settingsManager.getHideThinkingBlock();\n"
+CHANGELOG_BLOCK = (
+    "\t\t// Add changelog if provided\n",
+    "\t\t\tthis.ui.addChild(new DynamicBorder());\n\t\t}\n",
+)
+CHANGELOG_SHOWN = """		const changelog = this.changelogMarkdown;
+		if (changelog !== null && changelog !== "") {
+			const view = this.changelogView(changelog);
+			for (const component of [new DynamicBorder(), ...view, new DynamicBorder()]) {
+				this.ui.addChild(component);
+			}
+		}
+"""
+INIT = "\tasync init(): Promise<void> {\n"
+CHANGELOG_VIEW = """	/** What shows the changelog: its latest version only, or all of it. */
+	private changelogView(markdown: string): Array<Text | Spacer | Markdown> {
+		if (!this.settingsManager.getCollapseChangelog()) {
+			const full = new Markdown(markdown.trim(), 1, 0, getMarkdownTheme());
+			const title = new Text(theme.bold(theme.fg("accent", "What's New")), 1, 0);
+			return [title, new Spacer(1), full, new Spacer(1)];
+		}
+		const heading = markdown
+			.split("\\n")
+			.map((line) => /^##\\s+\\[?(\\d+\\.\\d+\\.\\d+)/.exec(line.trim()))
+			.find((match) => match !== null);
+		const latest = heading?.[1] ?? this.version;
+		return [new Text(`${theme.fg("accent", `Updated to v${latest}`)} (see /changelog)`, 1, 0)];
+	}
+
+"""
+
+
+def _once(text: str, old: str, new: str) -> str:
+    """``text`` with ``old``, which it holds exactly once, replaced by ``new``."""
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+def _collapse_rewrite(start: str) -> str:
+    """The start with the flag gone, the missing imports and fields added, the free
+    ``settingsManager`` read through the accessor, and the changelog view built by a method of
+    its own that finds the latest version line by line."""
+    text = _once(start, THEME_IMPORT, THEME_IMPORT + SLASH_IMPORT)
+    text = _once(text, MODEL_IMPORT, MODELS_IMPORTED)
+    fields = (
+        "\tprivate queuedMessages: string[] = [];\n"
+        "\tprivate fileCommands: FileSlashCommand[] = [];\n"
+    )
+    text = _once(_once(_once(text, FLAG_FIELD, fields), FLAG_PARAM, ""), FLAG_SET, "")
+    text = _once(text, FREE_HIDE, FREE_HIDE.replace("= settingsManager", "= this.settingsManager"))
+    first = text.index(CHANGELOG_BLOCK[0])
+    last = text.index(CHANGELOG_BLOCK[1], first) + len(CHANGELOG_BLOCK[1])
+    text = text[:first] + CHANGELOG_SHOWN + text[last:]
+    return _once(text, INIT, CHANGELOG_VIEW + INIT)
+
+
+def test_the_changelog_collapse_read_from_the_session_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """before-compaction's "collapseChangelog = false, can't we get that from the settings
+    manager in session?" (``extend-da889289``): proven with the recorded teacher's answers.
+    The start (its constructor calls an unimported ``loadSlashCommands``), the stub, the hidden
+    test emptied, a vitest configuration that finds nothing, and — each with the import fixed —
+    the flag kept, the flag dropped but the setting never read, the condensed view naming the app
+    version, the condensed view listing the newest version's entries, and the flag or-ed with
+    the setting (a fourth fdPath argument collapses) score 0; the reference (the setting read
+    in place) and a rewrite (a method returning the view's components, the latest version
+    found line by line, the free ``settingsManager`` read through the accessor) 1."""
+    task_dir, task, result = _keyed(reconstructed, COLLAPSE, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 1
+    assert "getCollapseChangelog()" in task.instruction
+    assert "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")[INTERACTIVE]
+    imported = _once(start, THEME_IMPORT, THEME_IMPORT + SLASH_IMPORT)
+    dropped = _once(_once(imported, FLAG_PARAM, ""), FLAG_SET, "")
+    read = _once(dropped, FLAG_READ, SETTING_READ)
+    either = SETTING_READ.replace("(this.", "(this.collapseChangelog || this.")
+    wrong_too: dict[str, Overlay] = {
+        "flag kept": {INTERACTIVE: imported},
+        "setting never read": {INTERACTIVE: dropped},
+        "app version named": {INTERACTIVE: _once(read, FROM_CHANGELOG, APP_VERSION)},
+        "newest entries listed": {INTERACTIVE: _once(read, CONDENSED, CONDENSED + NEWEST_TOO)},
+        "flag or setting": {INTERACTIVE: _once(imported, FLAG_READ, either)},
+    }
+    rewrite: Overlay = {INTERACTIVE: _collapse_rewrite(start)}
+    hidden = ("packages/coding-agent/test/interactive-mode.hidden.test.ts", "vitest")
+    _scores_zero_then_one(task_dir, tmp_path, INTERACTIVE, hidden, rewrite, wrong_too)
+
+
+MOVES_TASK = "extend-31d310e1841c9c48"
+MOVES_APP = "packages/coding-agent/"
+MOVES_SRC = f"{MOVES_APP}src/"
+MOVES_HIDDEN = (f"{MOVES_APP}test/agent-session.hidden.test.ts", "vitest")
+MOVES_UTILS = ("changelog", "clipboard", "config", "fuzzy", "shell", "tools-manager")
+MOVES_CORE = (
+    "compaction", "export-html", "messages", "model-config", "session-manager",
+    "settings-manager", "slash-commands",
+)  # fmt: skip
+MOVES = (
+    ("tools/", "core/tools/"),
+    ("tui/", "modes/interactive/components/"),
+    ("theme/", "modes/interactive/theme/"),
+    ("oauth/", "core/oauth/"),
+    *((f"{name}.ts", f"utils/{name}.ts") for name in MOVES_UTILS),
+    *((f"{name}.ts", f"core/{name}.ts") for name in MOVES_CORE),
+)
+"""The user's mapping, under ``src/``: a folder (ending in ``/``) or a file, and its new place."""
+MOVES_RENDERER = f"{MOVES_SRC}tui/tui-renderer.ts"
+"""The old implementation the user said "can leave" (the reference moved it all the same)."""
+MOVES_SPECIFIER = re.compile(r'(\bfrom\s+"|\bimport\(")(\.{1,2}/[^"]+)(")')
+MOVES_PACKAGE_DIR = (
+    ("\t// Node.js: check if package.json exists in __dirname (dist/) or parent (src/ case)\n")
+    + """	if (existsSync(join(__dirname, "package.json"))) {
+		return __dirname;
+	}
+	// Running from src/ via tsx - go up one level to package root
+	return dirname(__dirname);
+"""
+)
+MOVES_PACKAGE_DIR_NESTED = """	// utils/ is in src/ or dist/: the root is one or two levels up
+	const built = dirname(__dirname);
+	return existsSync(join(built, "package.json")) ? built : dirname(built);
+"""
+MOVES_THEMES_DIR = '\treturn join(__dirname, "theme");\n'
+MOVES_THEMES_DIR_NESTED = '\treturn join(dirname(__dirname), "modes", "interactive", "theme");\n'
+
+
+def _moves_place(path: str, moves: tuple[tuple[str, str], ...], keep: tuple[str, ...]) -> str:
+    """Where ``path`` lies once ``moves`` are made (``keep``: paths that stay)."""
+    if path.startswith(MOVES_SRC) and path not in keep:
+        rest = path[len(MOVES_SRC) :]
+        for old, new in moves:
+            if rest == old or (old.endswith("/") and rest.startswith(old)):
+                return MOVES_SRC + new + rest[len(old) :]
+    return path
+
+
+def _moves_made(
+    start: Mapping[str, str], moves: tuple[tuple[str, str], ...] = MOVES,
+    keep: tuple[str, ...] = (), respell: bool = True, delete: bool = True,
+) -> Overlay:  # fmt: skip
+    """``moves`` made over ``start`` with path arithmetic: each moved file laid at its new
+    place (its old one deleted where ``delete``), and where ``respell`` every relative import
+    of the package's TypeScript resolved from the file's old place and spelled anew from its
+    new one."""
+    place = {p: _moves_place(p, moves, keep) for p in start if p.startswith(MOVES_APP)}
+    overlay: Overlay = {}
+    for path, new in place.items():
+        text = start[path]
+        if respell and path.endswith(".ts"):
+
+            def spell(m: re.Match[str], path: str = path, new: str = new) -> str:
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(path), m[2]))
+                source = target.removesuffix(".js") + ".ts"
+                if source not in place:
+                    return m[0]
+                rel = posixpath.relpath(place[source], posixpath.dirname(new))
+                rel = rel if rel.startswith(".") else f"./{rel}"
+                return f"{m[1]}{rel.removesuffix('.ts')}.js{m[3]}"
+
+            text = MOVES_SPECIFIER.sub(spell, text)
+        if new != path and delete:
+            overlay[path] = None
+        if new != path or text != start[path]:
+            overlay[new] = text
+    return overlay
+
+
+MOVES_INDEX = f"{MOVES_SRC}index.ts"
+MOVES_CORE_INDEX = f"{MOVES_SRC}core/index.ts"
+MOVES_PUBLIC = (
+    'export { SessionManager } from "./session-manager.js";\n'
+    'export { bashTool, codingTools, editTool, readTool, writeTool } from "./tools/index.js";\n'
+)
+"""What ``src/index.ts`` exports from the moved modules, as ``core/index.ts`` re-exports it."""
+
+
+def _moves_rewrite(start: Mapping[str, str]) -> Overlay:
+    """The moves made unlike the reference: ``tui-renderer.ts`` left in ``src/tui/`` (as the
+    user allowed; the reference moved it with the components) with its imports spelled anew,
+    ``utils/config.ts`` finding the package root and the themes from its new depth, and the
+    package's public exports taken through ``core/index.ts``."""
+    overlay = _moves_made(start, keep=(MOVES_RENDERER,))
+    config = overlay[f"{MOVES_SRC}utils/config.ts"]
+    assert isinstance(config, str)
+    for old, new in (
+        (MOVES_PACKAGE_DIR, MOVES_PACKAGE_DIR_NESTED), (MOVES_THEMES_DIR, MOVES_THEMES_DIR_NESTED)
+    ):  # fmt: skip
+        assert config.count(old) == 1, old
+        config = config.replace(old, new)
+    main = 'export { main } from "./main.js";\n'
+    assert start[MOVES_INDEX] == main + MOVES_PUBLIC
+    overlay[f"{MOVES_SRC}utils/config.ts"] = config
+    overlay[MOVES_CORE_INDEX] = start[MOVES_CORE_INDEX] + MOVES_PUBLIC
+    overlay[MOVES_INDEX] = main + (
+        "export { SessionManager, bashTool, codingTools, editTool, readTool, writeTool } "
+        'from "./core/index.js";\n'
+    )
+    return overlay
+
+
+def _moves_half_done(start: Mapping[str, str]) -> Overlay:
+    """The moves made and the moved files' imports spelled anew, but the files that stay
+    (``core/agent-session.ts``, ``main.ts``, ``index.ts``, …) left importing the old places."""
+    overlay = _moves_made(start)
+    return {p: t for p, t in overlay.items() if t is None or p not in start}
+
+
+def test_the_files_moved_into_core_utils_and_modes_score_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """before-compaction's "tools -> core/tools, tui -> modes/interactive/components, theme ->
+    modes/interactive/theme, oauth -> core/oauth, changelog.ts, … -> utils, compaction, … ->
+    core" (with "can leave it" for ``tui-renderer.ts``). The start, the stub, the hidden test
+    emptied, a vitest configuration that finds nothing, the files copied to their new places
+    with the originals and every import left, the files moved with their imports left, the
+    imports spelled anew only in the moved files (``core/agent-session.ts`` still importing
+    ``../compaction.js``) and the utils moved into core with the rest score 0; the reference
+    (sed over each import) and a rewrite (every import resolved and spelled anew by path
+    arithmetic, ``tui-renderer.ts`` left in ``src/tui/``, ``utils/config.ts`` finding the
+    package root from its new depth, the public exports through ``core/index.ts``) 1. (The
+    hidden tests load only the core and utils modules: the old files left beside the new ones,
+    or tui/ and theme/ not moved at all, score 1 too.)"""
+    task_dir, task, result = _keyed(reconstructed, MOVES_TASK, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 1
+    assert "core/tools" in task.instruction and "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")
+    into_core = tuple((old, new.replace("utils/", "core/")) for old, new in MOVES)
+    wrong_too: dict[str, Overlay] = {
+        "copied, originals and imports left": _moves_made(start, respell=False, delete=False),
+        "moved, imports left": _moves_made(start, respell=False),
+        "imports spelled anew only in the moved files": _moves_half_done(start),
+        "the utils moved into core too": _moves_made(start, into_core),
+    }
+    source, rewrite = f"{MOVES_SRC}core/compaction.ts", _moves_rewrite(start)
+    _scores_zero_then_one(task_dir, tmp_path, source, MOVES_HIDDEN, rewrite, wrong_too)

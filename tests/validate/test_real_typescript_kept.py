@@ -472,3 +472,201 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
     assert QUEUE_IMPORTS in start[AGENT_SESSION]
     alias = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(QUEUE_IMPORTS, QUEUE_ALIAS)}
     assert _score(task_dir, alias, tmp_path / "alias") == 1.0  # the reference: validated above
+
+
+# --- session 27: kept 0/1 tests for the session commands and the user message colour ----------
+
+SESSION_COMMANDS = "extend-1361f75fc58258dd"
+INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
+SESSION = "packages/coding-agent/src/core/agent-session.ts"
+COMMANDS_IMPORT = (
+    'import { type FileSlashCommand, loadSlashCommands } from "../../slash-commands.js";\n'
+)
+COMMANDS_FIELD = (
+    "\t// File-based slash commands\n\tprivate fileCommands: FileSlashCommand[] = [];\n\n"
+)
+HIDE_SETTING = "\t\tthis.hideThinkingBlock = settingsManager.getHideThinkingBlock();\n"
+LOADED = "\t\t// Load file-based slash commands\n\t\tthis.fileCommands = loadSlashCommands();\n"
+CONVERTED = (
+    "\t\t// Convert file commands to SlashCommand format\n"
+    "\t\tconst fileSlashCommands: SlashCommand[] = this.fileCommands.map((cmd) => ({\n"
+    "\t\t\tname: cmd.name,\n\t\t\tdescription: cmd.description,\n\t\t}));\n"
+)
+EXPANDED = "\t\t\ttext = expandSlashCommand(text, this.fileCommands);\n"
+COMMAND_LIST = "\t\t\t[\n\t\t\t\tthinkingCommand,\n"
+COMMAND_LIST_END = "\t\t\t\t...fileSlashCommands,\n\t\t\t],\n"
+INIT = "\tasync init(): Promise<void> {\n"
+FROM_SESSION = "\t\tthis.fileCommands = [...this.session.fileCommands];\n"
+FIRST_SESSION = (
+    "\t\tInteractiveMode.firstCommands ??= [...session.fileCommands];\n"
+    "\t\tthis.fileCommands = InteractiveMode.firstCommands;\n"
+)
+FIRST_FIELD = "\tprivate static firstCommands: FileSlashCommand[] | undefined;\n\n"
+GETTER = "\t/** File-based slash commands */\n"
+SESSION_IMPORT = (
+    'import { expandSlashCommand, type FileSlashCommand } from "../slash-commands.js";\n'
+)
+RELOAD = """	/** Load the file slash commands again from disk. */
+	reloadFileCommands(): void {
+		this._fileCommands = loadSlashCommands();
+	}
+
+"""
+AS_SUGGESTIONS = """	/** The session's file commands as suggestions (name and description). */
+	private sessionSlashCommands(): SlashCommand[] {
+		return Array.from(this.session.fileCommands, ({ name, description }) => ({
+			name,
+			description,
+		}));
+	}
+
+"""
+
+
+def _session_commands_wrong(start: dict[str, str]) -> dict[str, Overlay]:
+    """Plausible wrong ends, each with the hide-thinking setting read through ``this``."""
+    mode = start[INTERACTIVE]
+    fixed = mode.replace(HIDE_SETTING, HIDE_SETTING.replace("= settings", "= this.settings"))
+    cut = fixed.index(COMMAND_LIST), fixed.index(COMMAND_LIST_END) + len(COMMAND_LIST_END)
+    files_only = fixed[: cut[0]] + "\t\t\tfileSlashCommands,\n" + fixed[cut[1] :]
+    reloading = (
+        start[SESSION]
+        .replace(GETTER, RELOAD + GETTER)
+        .replace(SESSION_IMPORT, SESSION_IMPORT.replace(" }", ", loadSlashCommands }"))
+    )
+    reload_first = "\t\tthis.session.reloadFileCommands();\n" + FROM_SESSION
+    return {
+        "commands still loaded from disk": {INTERACTIVE: fixed},
+        "the first session's commands kept": {
+            INTERACTIVE: fixed.replace(LOADED, FIRST_SESSION).replace(
+                COMMANDS_FIELD, COMMANDS_FIELD + FIRST_FIELD
+            )
+        },
+        "reloaded at startup through the session": {
+            INTERACTIVE: fixed.replace(LOADED, reload_first),
+            SESSION: reloading,
+        },
+        "built-in commands dropped": {INTERACTIVE: files_only.replace(LOADED, FROM_SESSION)},
+    }
+
+
+def test_interactive_mode_reading_the_session_commands_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """before-compaction's "why would we track the file slash commands in the interactive
+    mode? agent session keeps track of those, no? …" (``extend-1361f75f``), proven in two
+    rounds with the recorded teacher's answers (round 1's tests let the mutant live). The start, the stub, the hidden test emptied, a vitest
+    configuration that finds nothing, the commands still loaded from disk, the first session's
+    commands kept in a static, a reload method of the session called at startup and the
+    built-in commands dropped score 0; the reference (``this.session.fileCommands`` mapped in
+    place) and a rewrite (no field nor loader import, a private method building the
+    suggestions, the setting read from the constructor's session, the expansion on the
+    session's list) 1."""
+    task_dir, task, result = _keyed(reconstructed, SESSION_COMMANDS, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
+    assert "session.fileCommands" in task.instruction
+    assert "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")
+    mode = start[INTERACTIVE]
+    for snippet in (COMMANDS_IMPORT, COMMANDS_FIELD, HIDE_SETTING, LOADED, CONVERTED, EXPANDED):
+        assert mode.count(snippet) == 1, snippet
+    assert mode.count(COMMAND_LIST) == mode.count(COMMAND_LIST_END) == mode.count(INIT) == 1
+    assert start[SESSION].count(GETTER) == start[SESSION].count(SESSION_IMPORT) == 1
+    wrong_too = _session_commands_wrong(start)
+    rewrite = (
+        mode.replace(
+            COMMANDS_IMPORT, 'import { expandSlashCommand } from "../../slash-commands.js";\n'
+        )
+        .replace(COMMANDS_FIELD, "")
+        .replace(HIDE_SETTING, HIDE_SETTING.replace("= settings", "= session.settings"))
+        .replace(LOADED, "")
+        .replace(CONVERTED, "\t\tconst fileSlashCommands = this.sessionSlashCommands();\n")
+        .replace(EXPANDED, EXPANDED.replace("this.fileCommands", "[...this.session.fileCommands]"))
+        .replace(INIT, AS_SUGGESTIONS + INIT)
+    )
+    assert "this.fileCommands" not in rewrite and "loadSlashCommands" not in rewrite
+    hidden = ("packages/coding-agent/test/interactive-mode.hidden.test.ts", "vitest")
+    rewrite_overlay: Overlay = {INTERACTIVE: rewrite}
+    _scores_zero_then_one(task_dir, tmp_path, INTERACTIVE, hidden, rewrite_overlay, wrong_too)
+
+
+USER_TEXT = "extend-8b09d33476cc7628"
+USER_MESSAGE = "packages/coding-agent/src/tui/user-message.ts"
+USER_BG = '\t\t\t\tbgColor: (text: string) => theme.bg("userMessageBg", text),\n'
+USER_MARKDOWN = "\t\t\tnew Markdown(text, 1, 1, getMarkdownTheme(), {\n"
+USER_END = "\t\t);\n\t}\n}\n"
+USER_DOC = "/**\n * Component"
+BEFORE_PADDING = """\t\t);
+\t}
+
+\trender(width: number): string[] {
+\t\tconst fg = theme.getFgAnsi("userMessageText");
+\t\treturn super.render(width).map((line) => fg + line);
+\t}
+}
+"""
+"""A ``render`` that sets the colour once at the start of each line, before its padding."""
+IN_USER_COLOUR = """/** The message text in the active theme's userMessageText colour. */
+function inUserColour(text: string): string {
+\treturn theme.getFgAnsi("userMessageText") + text + "\\x1b[39m";
+}
+
+/**
+ * Component"""
+
+
+def _user_wrongs(start: str) -> dict[str, Overlay]:
+    """The component's careless colourings: an escape copied from the dark theme, only the
+    first message, the colour before the padding, the text coloured before markdown parses it
+    (only the first paragraph), and the colour looked up once and kept."""
+
+    def styled(color: str) -> str:
+        return start.replace(USER_BG, f"{USER_BG}\t\t\t\tcolor: {color},\n")
+
+    parsed = USER_MARKDOWN.replace("(text,", '(theme.fg("userMessageText", text),')
+    cached = '(text: string) => `${(userFg ??= theme.getFgAnsi("userMessageText"))}${text}'
+    cached += "\\x1b[39m`"
+    first = 'isFirst ? (text: string) => theme.fg("userMessageText", text) : undefined'
+    wrongs = {
+        "a hard-coded escape": styled("(text: string) => `\\x1b[39m${text}\\x1b[39m`"),
+        "only the first message": styled(first),
+        "the colour before the padding": start.replace(USER_END, BEFORE_PADDING),
+        "the text coloured before parsing": start.replace(USER_MARKDOWN, parsed),
+        "the colour kept from its first use": styled(cached).replace(
+            USER_DOC, f"let userFg: string | undefined;\n\n{USER_DOC}"
+        ),
+    }
+    return {name: {USER_MESSAGE: text} for name, text in wrongs.items()}
+
+
+def test_the_user_message_text_colour_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """large-session's "userMessageText is not used it seems?": proven in two rounds (round
+    1's tests failed the reference). The start, the stub, the hidden test emptied, a vitest
+    configuration that finds nothing, the dark theme's escape hard-coded, the colour for the
+    first message only, the colour set at the start of the line (before the padding), the
+    message coloured before markdown parses it (its first paragraph only) and the colour kept
+    from its first lookup score 0; the reference (``theme.fg`` as the markdown's ``color``) and
+    a rewrite (a module function through ``theme.getFgAnsi``) 1."""
+    task_dir, task, result = _keyed(reconstructed, USER_TEXT, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == 2
+    assert Reason.ORACLE_FAILS in {f.reason for f in loop.rounds[0].findings}
+    assert "userMessageText" in task.instruction and "hidden" not in task.instruction.lower()
+    start = read_tree(task_dir / "workspace")[USER_MESSAGE]
+    for snippet in (USER_BG, USER_MARKDOWN, USER_END, USER_DOC):
+        assert start.count(snippet) == 1, snippet
+    coloured = start.replace(USER_DOC, IN_USER_COLOUR).replace(
+        USER_MARKDOWN + USER_BG, f"{USER_MARKDOWN}\t\t\t\tcolor: inUserColour,\n{USER_BG}"
+    )
+    rewrite: Overlay = {USER_MESSAGE: coloured}
+    hidden = ("packages/coding-agent/test/user-message.hidden.test.ts", "vitest")
+    wrong_too = _user_wrongs(start)
+    _scores_zero_then_one(task_dir, tmp_path, USER_MESSAGE, hidden, rewrite, wrong_too)
