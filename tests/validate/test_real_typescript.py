@@ -47,6 +47,7 @@ from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.records import Reason, Task, load_record
+from trajforge.records.validation import TeacherLoop
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.verify import verify_files
 
@@ -147,12 +148,7 @@ def test_the_teacher_loop_proves_a_real_typescript_task(
     task = _task(task_dir)
     if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
         pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 2
-    first_round = {f.reason for f in loop.rounds[0].findings}
-    assert Reason.WEAK_MUTANT_KILL in first_round  # 15 of 20 killed in round 1
+    _proven_in(task, result, 2, Reason.WEAK_MUTANT_KILL)  # 15 of 20 killed in round 1
     summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.kill_rate == 1.0 and summary.total == 20
     assert {c.result for n, c in task.validation.controls.items() if n != "oracle"} == {"fail"}
@@ -269,6 +265,20 @@ def _keyed(
     return task_dir, task, result
 
 
+def _proven_in(
+    task: Task, result: subprocess.CompletedProcess[str], rounds: int, first: Reason | None = None
+) -> TeacherLoop:
+    """``task`` validated through the CLI and accepted after ``rounds`` teacher rounds, the first
+    of which (with ``first``) ended on that finding; the loop, for more."""
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and len(loop.rounds) == rounds
+    if first is not None:
+        assert first in {f.reason for f in loop.rounds[0].findings}
+    return loop
+
+
 VITEST_NOTHING = (
     'import { defineConfig } from "vitest/config";\n\nexport default defineConfig({ test: '
     '{ include: ["nothing/**"], passWithNoTests: true } });\n'
@@ -334,11 +344,7 @@ def test_truncated_text_stops_at_a_newline_proven_in_three_rounds(
     fail on the reference, round 2's let half the mutants live, round 3's are kept. The start,
     the stub and a hidden test emptied score 0; the reference and a rewrite 1."""
     task_dir, task, result = _keyed(reconstructed, NEWLINE, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 3
-    assert Reason.ORACLE_FAILS in {f.reason for f in loop.rounds[0].findings}
+    loop = _proven_in(task, result, 3, Reason.ORACLE_FAILS)
     assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[1].findings}
     assert "stop at the first newline" in task.instruction
     assert "TruncatedText" in task.instruction and "hidden" not in task.instruction.lower()
@@ -366,11 +372,7 @@ def test_footer_context_usage_colours_proven_in_two_rounds(
     and the hidden test emptied score 0; the reference and a rewrite (a threshold table in a
     helper) 1."""
     task_dir, task, result = _keyed(reconstructed, FOOTER, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 2
-    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
+    _proven_in(task, result, 2, Reason.WEAK_MUTANT_KILL)
     summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.total == 20 and summary.killed >= 18
     assert "FooterComponent" in task.instruction and "hidden" not in task.instruction.lower()
@@ -437,11 +439,7 @@ def test_components_copied_into_the_new_mode_proven_in_two_rounds(
     of 20 mutants live, round 2's kill 18, every one in a copied component. The start, a stubbed
     component and the hidden test emptied score 0; the reference and re-exports 1."""
     task_dir, task, result = _keyed(reconstructed, COPIED, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 2
-    assert Reason.WEAK_MUTANT_KILL in {f.reason for f in loop.rounds[0].findings}
+    _proven_in(task, result, 2, Reason.WEAK_MUTANT_KILL)
     summary = task.validation.evidence.mutant_summary
     assert summary is not None and summary.total == 20 and summary.killed >= 18
     assert all(row.path.startswith(COMPONENTS) for row in task.validation.mutants)
@@ -666,10 +664,7 @@ def test_the_changelog_collapse_read_from_the_session_scores_zero_then_one(
     in place) and a rewrite (a method returning the view's components, the latest version
     found line by line, the free ``settingsManager`` read through the accessor) 1."""
     task_dir, task, result = _keyed(reconstructed, COLLAPSE, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 1
+    _proven_in(task, result, 1)
     assert "getCollapseChangelog()" in task.instruction
     assert "hidden" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")[INTERACTIVE]
@@ -710,15 +705,17 @@ MOVES = (
 MOVES_RENDERER = f"{MOVES_SRC}tui/tui-renderer.ts"
 """The old implementation the user said "can leave" (the reference moved it all the same)."""
 MOVES_SPECIFIER = re.compile(r'(\bfrom\s+"|\bimport\(")(\.{1,2}/[^"]+)(")')
-MOVES_PACKAGE_DIR = (
+PACKAGE_DIR_START = (
     ("\t// Node.js: check if package.json exists in __dirname (dist/) or parent (src/ case)\n")
     + """	if (existsSync(join(__dirname, "package.json"))) {
 		return __dirname;
 	}
 	// Running from src/ via tsx - go up one level to package root
 	return dirname(__dirname);
+}
 """
 )
+MOVES_PACKAGE_DIR = PACKAGE_DIR_START.removesuffix("}\n")
 MOVES_PACKAGE_DIR_NESTED = """	// utils/ is in src/ or dist/: the root is one or two levels up
 	const built = dirname(__dirname);
 	return existsSync(join(built, "package.json")) ? built : dirname(built);
@@ -824,10 +821,7 @@ def test_the_files_moved_into_core_utils_and_modes_score_zero_then_one(
     hidden tests load only the core and utils modules: the old files left beside the new ones,
     or tui/ and theme/ not moved at all, score 1 too.)"""
     task_dir, task, result = _keyed(reconstructed, MOVES_TASK, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    loop = task.validation.evidence.teacher_loop
-    assert loop is not None and len(loop.rounds) == 1
+    _proven_in(task, result, 1)
     assert "core/tools" in task.instruction and "hidden" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")
     into_core = tuple((old, new.replace("utils/", "core/")) for old, new in MOVES)
