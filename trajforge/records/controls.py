@@ -198,6 +198,9 @@ class Control(StrEnum):
     """The oracle with its changed code's bodies emptied: must fail."""
     PROBE = "probe"
     """One of the session's own earlier, wrong attempts (variant: its number): must fail."""
+    COPY = "copy"
+    """The oracle with every file it moves also left at its old path (copied, not moved): must
+    fail."""
     PARAPHRASE = "paraphrase"
     """The answer said another way (variant: how): must pass."""
     PERTURBED = "perturbed"

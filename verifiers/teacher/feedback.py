@@ -28,6 +28,16 @@ def steady(text: str) -> str:
     return _WALL[1].sub(lambda m: f"{m.group(1)}{m.group(2)}<t>", text)
 
 
+WHERE = {
+    Control.STUB: "the stub",
+    Control.COPY: (
+        "the reference with every file it moves also left at its old path (copied, not moved: "
+        "test that the old paths are gone)"
+    ),
+}
+"""How the feedback names a control that passed (any other: ``the NAME control``)."""
+
+
 def survivors(validation: Validation) -> list[str]:
     """Every surviving control, in words the teacher can act on."""
     lines = []
@@ -36,7 +46,7 @@ def survivors(validation: Validation) -> list[str]:
             continue
         tests = cell.runs[0].tests if cell.runs else ()
         passed = [t.name for t in tests if t.outcome == Outcome.PASS]
-        where = "the stub" if cell.control == Control.STUB else f"the {name} control"
+        where = WHERE.get(cell.control, f"the {name} control")
         lines.append(f"these tests pass on {where}: {', '.join(passed) or 'the whole check'}")
     for item in validation.mutants:
         if item.result == MutantVerdict.SURVIVED:

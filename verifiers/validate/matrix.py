@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from trajforge.oracles.changes import changed_lines
+from trajforge.oracles.changes import changed_lines, moves
 from trajforge.oracles.mutate import Mutant, mutants
 from trajforge.oracles.stub import stub_files
 from trajforge.protocols import Limits, Sandbox, SandboxSession
@@ -168,9 +168,23 @@ def _must_fail(files: TaskFiles, oracle: dict[str, str]) -> dict[ControlId, dict
     stubbed = stub_files(oracle, skip=files.is_test)
     if stubbed != oracle:
         controls[ControlId(Control.STUB)] = layered(oracle, stubbed, hidden)
+    if copied := _moved_from(files, oracle):
+        controls[ControlId(Control.COPY)] = layered(oracle, copied, hidden)
     for n, probe in enumerate(files.probes):
         controls[ControlId(Control.PROBE, str(n))] = layered(probe, hidden)
     return controls
+
+
+def _moved_from(files: TaskFiles, oracle: dict[str, str]) -> dict[str, str]:
+    """The start's files the reference moved (:func:`~trajforge.oracles.changes.moves`), at
+    their old paths: tests that pass with them left there cannot tell a move from a copy. Test
+    files, and files whose end the episode does not know, are left out."""
+    unknown = set(files.task.files.unknown)
+    return {
+        old: files.workspace[old]
+        for old in moves(files.workspace, oracle).values()
+        if old not in unknown and not files.is_test(old)
+    }
 
 
 SLOW_CHECK_FACTOR = 5.0

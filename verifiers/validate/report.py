@@ -23,13 +23,16 @@ from trajforge.verifiers.validate.report_doc import (
     totals_of,
 )
 
-COLUMNS = ("oracle", "empty", "start", "prefix", "stub", "probes", "perturbed", "mutants")
+COLUMNS = (
+    "oracle", "empty", "start", "prefix", "stub", "copy", "probes", "perturbed", "mutants"
+)  # fmt: skip
 _COLUMN_CONTROLS = {
     "oracle": Control.ORACLE,
     "empty": Control.EMPTY,
     "start": Control.START,
     "prefix": Control.PREFIX,
     "stub": Control.STUB,
+    "copy": Control.COPY,
     "probes": Control.PROBE,
     "perturbed": Control.PERTURBED,
 }

@@ -34,6 +34,7 @@ LABELS = {
     Control.EMPTY: "empty workspace",
     Control.START: "starting workspace",
     Control.PREFIX: "pre-fix state",
+    Control.COPY: "the reference with the files it moves also left at their old paths",
 }
 MAX_SHOWN = 4
 
