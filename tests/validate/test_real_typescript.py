@@ -46,7 +46,7 @@ from tests.validate.conftest import node_env_cache
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
-from trajforge.records import Reason, Task, load_record
+from trajforge.records import Control, Outcome, Reason, Task, load_record
 from trajforge.records.validation import TeacherLoop
 from trajforge.verifiers.validate.files import read_tree, write_tree
 from trajforge.verifiers.validate.verify import verify_files
@@ -817,19 +817,24 @@ def test_the_files_moved_into_core_utils_and_modes_score_zero_then_one(
     ``../compaction.js``) and the utils moved into core with the rest score 0; the reference
     (sed over each import) and a rewrite (every import resolved and spelled anew by path
     arithmetic, ``tui-renderer.ts`` left in ``src/tui/``, ``utils/config.ts`` finding the
-    package root from its new depth, the public exports through ``core/index.ts``) 1. (The
-    hidden tests load only the core and utils modules: the old files left beside the new ones,
-    or tui/ and theme/ not moved at all, score 1 too.)"""
+    package root from its new depth, the public exports through ``core/index.ts``) 1. Round 1's
+    tests loaded only the core and utils modules, so the old files left beside the new ones, or
+    tui/ and theme/ not moved at all, scored 1 too; the copy control (session 27) rejects them,
+    and round 2's tests check every moved module's old path is gone: both score 0 now."""
     task_dir, task, result = _keyed(reconstructed, MOVES_TASK, tmp_path)
-    _proven_in(task, result, 1)
+    _proven_in(task, result, 2, Reason.CONTROL_PASSES)
+    assert task.validation.controls[Control.COPY.key()].result == Outcome.FAIL
     assert "core/tools" in task.instruction and "hidden" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")
     into_core = tuple((old, new.replace("utils/", "core/")) for old, new in MOVES)
+    not_interactive = tuple(m for m in MOVES if m[0] not in ("tui/", "theme/"))
     wrong_too: dict[str, Overlay] = {
         "copied, originals and imports left": _moves_made(start, respell=False, delete=False),
         "moved, imports left": _moves_made(start, respell=False),
         "imports spelled anew only in the moved files": _moves_half_done(start),
         "the utils moved into core too": _moves_made(start, into_core),
+        "old files kept beside the new ones": _moves_made(start, delete=False),
+        "tui/ and theme/ not moved": _moves_made(start, not_interactive),
     }
     source, rewrite = f"{MOVES_SRC}core/compaction.ts", _moves_rewrite(start)
     _scores_zero_then_one(task_dir, tmp_path, source, MOVES_HIDDEN, rewrite, wrong_too)

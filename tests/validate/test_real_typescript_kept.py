@@ -37,7 +37,7 @@ from tests.validate.test_real_typescript import (
     pi_mono_cache,
     reconstruct_pi_mono,
 )
-from trajforge.records import Reason, Task, load_record
+from trajforge.records import Control, Outcome, Reason, Task, load_record
 from trajforge.verifiers.validate.files import read_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -306,16 +306,20 @@ def _imports_moved(files: Mapping[str, str], old: str, new: str) -> dict[str, st
 
 
 def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_path: Path) -> None:
-    """before-compaction's "move `packages/coding-agent/src/utils/config.ts` to src/". The
-    start, the stub, the hidden test emptied, a vitest configuration that finds nothing, a
-    ``src/config.ts`` that only re-exports the old module (the hidden tests load copies of the
-    module in packages of their own, as a Bun binary would) and the module moved with
-    ``changelog.ts`` still importing the old path score 0; the reference and a rewrite (the old
+    """before-compaction's "move `packages/coding-agent/src/utils/config.ts` to src/", proven
+    in three rounds: round 1's tests passed on the copy (the reference with the old file left
+    too: a copy scored 1 until session 27), round 2's test that no import names the old path
+    failed on the reference (files replay could not recover still do). The start, the stub, the
+    hidden test emptied, a vitest configuration that finds nothing, the module moved with the
+    old file kept, a ``src/config.ts`` that only re-exports the old module (the hidden tests load
+    copies of the module in packages of their own, as a Bun binary would) and the module moved
+    with ``changelog.ts`` still importing the old path score 0; the reference and a rewrite (the old
     file deleted, the package root found recursively, every import rewritten by path arithmetic,
     ``changelog.ts`` importing then re-exporting) 1."""
     task_dir, task, result = _keyed(reconstructed, MOVED, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
+    loop = _proven_in(task, result, 3, Reason.CONTROL_PASSES)  # the copy, before round 2
+    assert Reason.ORACLE_FAILS in {f.reason for f in loop.rounds[1].findings}
+    assert task.validation.controls[Control.COPY.key()].result == Outcome.FAIL
     assert "src/config.ts" in task.instruction and "hidden" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")
     assert start[OLD_CONFIG].count(WALK_UP) == 1 and start[CHANGELOG].count(CHANGELOG_EXPORT) == 1
@@ -327,6 +331,7 @@ def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_p
     changelog = start[CHANGELOG].replace(CHANGELOG_EXPORT, "")
     changelog = imported + changelog if changelog.startswith("import") else changelog + imported
     wrong_too: dict[str, Overlay] = {
+        "moved, the old file kept": {**imports, NEW_CONFIG: moved, CHANGELOG: changelog},
         "a re-export of the old module": {NEW_CONFIG: 'export * from "./utils/config.js";\n'},
         "changelog.ts left importing ./config.js": {**imports, NEW_CONFIG: moved, OLD_CONFIG: None},
     }
