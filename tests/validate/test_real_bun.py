@@ -6,7 +6,9 @@ package runs on Bun, so its hidden tests run with ``bun test``, and Bun's binary
 registry into the task's environment. Proven from the answers keyed by the exact requests
 (``tests/teacher/cassettes/real/corpus``); verify scores the start, the routes answered with
 constants and a ``bunfig.toml`` that points the runner elsewhere 0, the reference and an entry
-point written unlike it (``tests/fixtures/real_ts``) 1.
+point written unlike it (``tests/fixtures/real_ts``) 1. The same session's other tasks (the
+entry point logging through the shared module, the structured startup line, the scaffolded
+core app made part of the repository) are kept 0/1 the same way.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.validate.conftest import node_env_cache
-from tests.validate.test_real_typescript import _keyed, _zero_then_one
+from tests.validate.test_real_typescript import _keyed, _scores_zero_then_one, _zero_then_one
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.verifiers.validate.files import read_tree
@@ -145,3 +147,77 @@ def test_the_structured_startup_line_scores_zero_then_one(
     empty = head + "logger.info(`Core //  // Listening (port=${config.http.address_port})`);\n"
     wrong = {"no metadata": {INDEX: bare}, "an empty segment": {INDEX: empty}}
     _bun_zero_then_one(task_dir, tmp_path, wrong, {INDEX: head + JOINED_LOG})
+
+
+# --- the scaffolded core app made part of the repository (its README, routes and PORT) -------
+
+CORE = "extend-edd361699b0b69d2"
+CORE_INDEX = "core/src/index.ts"
+CORE_HIDDEN = ("core/src/index.hidden.test.ts", "bun:test")
+SCAFFOLD = 'const app = new Elysia().get("/", () => "Hello Elysia").listen(3000);\n'
+"""The scaffold's one route and its hard-coded port, in the start's entry point."""
+ABOUT = '  .get("/", () => ({ service: "dark-factory-core", summary: "world, env, actor APIs" }))\n'
+HEALTH = '  .get("/health", () => ({ status: "ok" }))\n'
+PORT = "Number(Bun.env.PORT ?? 3000)"
+CORE_UNLIKE = """const declared = process.env.PORT;
+const port = declared === undefined ? 3000 : Number(declared);
+
+const about = Object.freeze({
+  name: "dark-factory core",
+  summary: "HTTP service behind the world, env and actor APIs",
+  endpoints: { "/": "this description", "/health": "liveness check" },
+});
+
+export const app = new Elysia()
+  .get("/health", () => new Response("ok"))
+  .get("/", () => about);
+
+app.listen({ hostname: "0.0.0.0", port });
+"""
+"""The routes unlike the reference: the port read by an explicit ``undefined`` test, a frozen
+description with nested endpoints, a plain-text health check, all interfaces bound."""
+
+
+def _core_app(start: str, routes: str, port: str = PORT, head: str = "") -> dict[str, str]:
+    """The start's entry point with the scaffold's app replaced by ``routes`` on ``port``."""
+    assert start.count(SCAFFOLD) == 1
+    app = f"{head}const app = new Elysia()\n{routes}  .listen({port});\n"
+    return {CORE_INDEX: start.replace(SCAFFOLD, app)}
+
+
+def _core_wrong(start: dict[str, str], oracle: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The wrong solutions (files laid over the start): the runner pointed elsewhere, the docs
+    alone, and apps that break one rule each of the port, the description and the routes."""
+    index = start[CORE_INDEX]
+    counted = '  .get("/", () => ({ service: "dark-factory-core", served: ++served }))\n'
+    echoed = '  .get("/", ({ query }) => ({ service: "dark-factory-core", query }))\n'
+    blank = '  .get("/", () => ({ service: "core", endpoints: [{ path: "/", note: " " }] }))\n'
+    return {
+        "runner config": {"core/bunfig.toml": '[test]\nroot = "./nothing"\n'},
+        "docs only": {p: oracle[p] for p in ("core/README.md", "core/package.json")},
+        "an || fallback": _core_app(index, ABOUT + HEALTH, "Number(Bun.env.PORT || 3000)"),
+        "a request counter": _core_app(index, counted + HEALTH, head="let served = 0;\n"),
+        "the query echoed": _core_app(index, echoed + HEALTH),
+        "a blank nested field": _core_app(index, blank + HEALTH),
+        "a catch-all": _core_app(index, ABOUT + HEALTH + '  .get("*", () => ({ status: "ok" }))\n'),
+    }
+
+
+def test_the_core_app_of_the_repository_scores_zero_then_one(
+    reconstructed: Path, tmp_path: Path
+) -> None:
+    """ "Update the newly made `core` Elysia Bun app with the context of this repo": the README,
+    the routes ``/`` and ``/health`` and ``PORT``, an empty one meaning port 0. The start, the
+    stub, the hidden test emptied, a ``bunfig.toml`` that points the runner elsewhere, the docs
+    alone, an ``||`` fallback, a request counter, the query echoed, a blank nested field and a
+    catch-all route score 0; the reference and an entry point written unlike it 1."""
+    task_dir, task, result = _keyed(reconstructed, CORE, tmp_path)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert task.validation.status == "accepted", task.validation.reasons
+    assert task.verifier.command == "cd core && bun test src/index.hidden.test.ts"
+    assert "process.env.PORT ?? 3000" in task.instruction and "GET /health" in task.instruction
+    assert "hidden" not in task.instruction.lower()
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    index, wrong = start[CORE_INDEX], _core_wrong(start, oracle)
+    rewrite = {CORE_INDEX: index.replace(SCAFFOLD, CORE_UNLIKE)}
+    _scores_zero_then_one(task_dir, tmp_path, CORE_INDEX, CORE_HIDDEN, rewrite, wrong)
