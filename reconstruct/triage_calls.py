@@ -56,22 +56,16 @@ def live_command(command: str) -> str | None:
 
 def classify_command(command: str) -> tuple[Kind, str] | None:
     """(kind, what) of the strongest outside reach in a shell command, or None."""
-    best: tuple[Kind, str] | None = None
+    found: list[tuple[Kind, str]] = []
     if work.MACHINE_INSTALL.search(command):
-        best = ("effect", "a global package install (the machine's tools)")
+        found.append(("effect", "a global package install (the machine's tools)"))
     elif (m := work.REMOTE_URL.search(command)) is not None:
         request = re.split(r"[|;&\n]", command[m.start() :], maxsplit=1)[0].strip()
         kind: Kind = "effect" if work.REMOTE_WRITE.search(request) else "observe"
-        best = (kind, f"a request to a remote host ({request[:80]})")
-    for argv in programs(command):
-        found = _argv(argv, command)
-        if found is not None and (best is None or _stronger(found[0], best[0])):
-            best = found
-    for inner in embedded(command):
-        found = classify_command(inner)
-        if found is not None and (best is None or _stronger(found[0], best[0])):
-            best = found
-    return best
+        found.append((kind, f"a request to a remote host ({request[:80]})"))
+    found += [f for argv in programs(command) if (f := _argv(argv, command))]
+    found += [f for inner in embedded(command) if (f := classify_command(inner))]
+    return _strongest(found)
 
 
 SCRIPT_ON_STDIN = re.compile(r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n(.*?)\n\s*\2\b", re.DOTALL)
@@ -116,11 +110,8 @@ def python_started(code: str) -> list[str]:
 
 
 def _strongest(found: Sequence[tuple[Kind, str]]) -> tuple[Kind, str] | None:
+    """The strongest of ``found`` (the first of equals), or None."""
     return max(found, key=lambda f: STRENGTH.get(f[0], 0), default=None)
-
-
-def _stronger(a: Kind, b: Kind) -> bool:
-    return STRENGTH.get(a, 0) > STRENGTH.get(b, 0)
 
 
 def _argv(argv: Sequence[str], command: str) -> tuple[Kind, str] | None:

@@ -62,6 +62,10 @@ def test_the_root_follows_the_session_when_it_moves() -> None:
         "git pull --rebase && npm test",
         "ssh staging 'tail -n 100 /var/log/app/error.log'",
         "pkill -f 'vite' ; open http://localhost:5173",
+        # a script fed to an interpreter that starts nothing live, a here-document that is data
+        "python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['pytest', '-q'])\nEOF",
+        "cat > NOTES.md <<'EOF'\nto deploy: npx vercel deploy --prod\nEOF",
+        'python3 -c \'import json; print(json.load(open("package.json"))["name"])\'',
     ],
 )
 def test_a_check_or_publishing_step_beside_code_is_not_live(command: str) -> None:
@@ -173,17 +177,3 @@ def test_what_a_script_fed_to_an_interpreter_starts_is_read(command: str, cited:
     s = Script().user("give the app a microphone icon").shell(command, 0, "Done")
     found = run(s.say("Ok."))
     assert reasons(found) == ["live_state"] and cited in found.drops[0].detail, found.drops
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "python3 - <<'EOF'\nimport subprocess\nsubprocess.run(['pytest', '-q'])\nEOF",
-        "cat > NOTES.md <<'EOF'\nto deploy: npx vercel deploy --prod\nEOF",
-        'python3 -c \'import json; print(json.load(open("package.json"))["name"])\'',
-    ],
-)
-def test_a_script_that_starts_nothing_live_is_not_live(command: str) -> None:
-    """Precision: tests a script starts, and a here-document that is only data, reach nothing."""
-    found = run(coding("Add a sub(a, b) function to calc.py").shell(command, 0, "").say("Done."))
-    assert families(found) == ["extend"], found.drops
