@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.validate.conftest import node_env_cache
-from tests.validate.test_real_typescript import _keyed, _scores_zero_then_one, _zero_then_one
+from tests.validate.test_real_typescript import _keyed, _zero_then_one
+from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
 from trajforge.verifiers.validate.files import read_tree
@@ -152,8 +153,6 @@ def test_the_structured_startup_line_scores_zero_then_one(
 # --- the scaffolded core app made part of the repository (its README, routes and PORT) -------
 
 CORE = "extend-edd361699b0b69d2"
-CORE_INDEX = "core/src/index.ts"
-CORE_HIDDEN = ("core/src/index.hidden.test.ts", "bun:test")
 SCAFFOLD = 'const app = new Elysia().get("/", () => "Hello Elysia").listen(3000);\n'
 """The scaffold's one route and its hard-coded port, in the start's entry point."""
 ABOUT = '  .get("/", () => ({ service: "dark-factory-core", summary: "world, env, actor APIs" }))\n'
@@ -182,18 +181,17 @@ def _core_app(start: str, routes: str, port: str = PORT, head: str = "") -> dict
     """The start's entry point with the scaffold's app replaced by ``routes`` on ``port``."""
     assert start.count(SCAFFOLD) == 1
     app = f"{head}const app = new Elysia()\n{routes}  .listen({port});\n"
-    return {CORE_INDEX: start.replace(SCAFFOLD, app)}
+    return {INDEX: start.replace(SCAFFOLD, app)}
 
 
 def _core_wrong(start: dict[str, str], oracle: dict[str, str]) -> dict[str, dict[str, str]]:
-    """The wrong solutions (files laid over the start): the runner pointed elsewhere, the docs
-    alone, and apps that break one rule each of the port, the description and the routes."""
-    index = start[CORE_INDEX]
+    """The wrong solutions (files laid over the start): the docs alone, and apps that break one
+    rule each of the port, the description and the routes."""
+    index = start[INDEX]
     counted = '  .get("/", () => ({ service: "dark-factory-core", served: ++served }))\n'
     echoed = '  .get("/", ({ query }) => ({ service: "dark-factory-core", query }))\n'
     blank = '  .get("/", () => ({ service: "core", endpoints: [{ path: "/", note: " " }] }))\n'
     return {
-        "runner config": {"core/bunfig.toml": '[test]\nroot = "./nothing"\n'},
         "docs only": {p: oracle[p] for p in ("core/README.md", "core/package.json")},
         "an || fallback": _core_app(index, ABOUT + HEALTH, "Number(Bun.env.PORT || 3000)"),
         "a request counter": _core_app(index, counted + HEALTH, head="let served = 0;\n"),
@@ -218,6 +216,8 @@ def test_the_core_app_of_the_repository_scores_zero_then_one(
     assert "process.env.PORT ?? 3000" in task.instruction and "GET /health" in task.instruction
     assert "hidden" not in task.instruction.lower()
     start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
-    index, wrong = start[CORE_INDEX], _core_wrong(start, oracle)
-    rewrite = {CORE_INDEX: index.replace(SCAFFOLD, CORE_UNLIKE)}
-    _scores_zero_then_one(task_dir, tmp_path, CORE_INDEX, CORE_HIDDEN, rewrite, wrong)
+    index, wrong = start[INDEX], _core_wrong(start, oracle)
+    stub = stub_source(INDEX, oracle[INDEX])
+    assert stub is not None
+    rewrite = {INDEX: index.replace(SCAFFOLD, CORE_UNLIKE)}
+    _bun_zero_then_one(task_dir, tmp_path, {"stub": {INDEX: stub}, **wrong}, rewrite)

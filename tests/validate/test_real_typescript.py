@@ -413,6 +413,7 @@ def test_a_task_changing_a_file_the_user_edited_by_hand_is_not_asked_for(
 COPIED = "extend-e84ac10fece5119d"
 COMPONENTS = "packages/coding-agent/src/modes/interactive/components/"
 INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
+INTERACTIVE_HIDDEN = ("packages/coding-agent/test/interactive-mode.hidden.test.ts", "vitest")
 COPIED_HIDDEN = "packages/coding-agent/test/assistant-message.hidden.test.ts"
 
 
@@ -570,7 +571,6 @@ def test_a_pasted_prompt_naming_the_root_by_its_home_spelling_is_a_task(
 # --- session 27: kept 0/1 tests for the changelog setting and the file moves ------------------
 
 COLLAPSE = "extend-da889289cf406bdc"
-INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
 THEME_IMPORT = (
     "import { getEditorTheme, getMarkdownTheme, onThemeChange, setTheme, theme } from "
     '"../../theme/theme.js";\n'
@@ -680,7 +680,7 @@ def test_the_changelog_collapse_read_from_the_session_scores_zero_then_one(
         "flag or setting": {INTERACTIVE: _once(imported, FLAG_READ, either)},
     }
     rewrite: Overlay = {INTERACTIVE: _collapse_rewrite(start)}
-    hidden = ("packages/coding-agent/test/interactive-mode.hidden.test.ts", "vitest")
+    hidden = INTERACTIVE_HIDDEN
     _scores_zero_then_one(task_dir, tmp_path, INTERACTIVE, hidden, rewrite, wrong_too)
 
 

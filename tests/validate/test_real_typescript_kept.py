@@ -11,18 +11,19 @@ reference 1. The reconstruction and the environment cache are those of
 from __future__ import annotations
 
 import json
-import posixpath
-import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.validate.test_real_typescript import (
     DARK,
+    FREE_HIDE,
+    INTERACTIVE,
+    INTERACTIVE_HIDDEN,
     LIGHT,
     PACKAGE_DIR_START,
     THEME,
@@ -31,6 +32,7 @@ from tests.validate.test_real_typescript import (
     UNLIKE_TRUNCATED,
     Overlay,
     _keyed,
+    _moves_made,
     _proven_in,
     _score,
     _scores_zero_then_one,
@@ -284,27 +286,6 @@ WALK_UP = """	// Node.js: walk up from __dirname until we find package.json
 """
 
 
-def _imports_moved(files: Mapping[str, str], old: str, new: str) -> dict[str, str]:
-    """Every TypeScript file of ``files`` whose relative import or re-export names ``old`` (a
-    ``.js`` path from the repository root), rewritten to name ``new`` instead."""
-    changed = {}
-    for path, text in files.items():
-        if not path.endswith(".ts"):
-            continue
-        base = posixpath.dirname(path)
-
-        def fix(m: re.Match[str], base: str = base) -> str:
-            if posixpath.normpath(posixpath.join(base, m.group(2))) != old:
-                return m.group(0)
-            rel = posixpath.relpath(new, base)
-            return m.group(1) + (rel if rel.startswith(".") else f"./{rel}") + m.group(3)
-
-        text2 = re.sub(r'(\bfrom\s+")(\.{1,2}/[^"]+)(")', fix, text)
-        if text2 != text:
-            changed[path] = text2
-    return changed
-
-
 def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_path: Path) -> None:
     """before-compaction's "move `packages/coding-agent/src/utils/config.ts` to src/", proven
     in three rounds: round 1's tests passed on the copy (the reference with the old file left
@@ -324,9 +305,8 @@ def test_the_config_module_moved_scores_zero_then_one(reconstructed: Path, tmp_p
     start = read_tree(task_dir / "workspace")
     assert start[OLD_CONFIG].count(WALK_UP) == 1 and start[CHANGELOG].count(CHANGELOG_EXPORT) == 1
     moved = start[OLD_CONFIG].replace(WALK_UP, FOUND_UP)
-    js = (OLD_CONFIG.removesuffix(".ts") + ".js", NEW_CONFIG.removesuffix(".ts") + ".js")
-    imports: Overlay = {**_imports_moved(start, *js)}
-    imports.pop(CHANGELOG, None)
+    made = _moves_made(start, (("utils/config.ts", "config.ts"),))  # every importer respelled
+    imports = {p: t for p, t in made.items() if p not in (OLD_CONFIG, NEW_CONFIG, CHANGELOG)}
     imported = 'import { getChangelogPath } from "../config.js";\n\nexport { getChangelogPath };\n'
     changelog = start[CHANGELOG].replace(CHANGELOG_EXPORT, "")
     changelog = imported + changelog if changelog.startswith("import") else changelog + imported
@@ -474,15 +454,12 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
 # --- session 27: kept 0/1 tests for the session commands and the user message colour ----------
 
 SESSION_COMMANDS = "extend-1361f75fc58258dd"
-INTERACTIVE = "packages/coding-agent/src/modes/interactive/interactive-mode.ts"
-SESSION = "packages/coding-agent/src/core/agent-session.ts"
 COMMANDS_IMPORT = (
     'import { type FileSlashCommand, loadSlashCommands } from "../../slash-commands.js";\n'
 )
 COMMANDS_FIELD = (
     "\t// File-based slash commands\n\tprivate fileCommands: FileSlashCommand[] = [];\n\n"
 )
-HIDE_SETTING = "\t\tthis.hideThinkingBlock = settingsManager.getHideThinkingBlock();\n"
 LOADED = "\t\t// Load file-based slash commands\n\t\tthis.fileCommands = loadSlashCommands();\n"
 CONVERTED = (
     "\t\t// Convert file commands to SlashCommand format\n"
@@ -523,11 +500,11 @@ AS_SUGGESTIONS = """	/** The session's file commands as suggestions (name and de
 def _session_commands_wrong(start: dict[str, str]) -> dict[str, Overlay]:
     """Plausible wrong ends, each with the hide-thinking setting read through ``this``."""
     mode = start[INTERACTIVE]
-    fixed = mode.replace(HIDE_SETTING, HIDE_SETTING.replace("= settings", "= this.settings"))
+    fixed = mode.replace(FREE_HIDE, FREE_HIDE.replace("= settings", "= this.settings"))
     cut = fixed.index(COMMAND_LIST), fixed.index(COMMAND_LIST_END) + len(COMMAND_LIST_END)
     files_only = fixed[: cut[0]] + "\t\t\tfileSlashCommands,\n" + fixed[cut[1] :]
     reloading = (
-        start[SESSION]
+        start[AGENT_SESSION]
         .replace(GETTER, RELOAD + GETTER)
         .replace(SESSION_IMPORT, SESSION_IMPORT.replace(" }", ", loadSlashCommands }"))
     )
@@ -541,7 +518,7 @@ def _session_commands_wrong(start: dict[str, str]) -> dict[str, Overlay]:
         },
         "reloaded at startup through the session": {
             INTERACTIVE: fixed.replace(LOADED, reload_first),
-            SESSION: reloading,
+            AGENT_SESSION: reloading,
         },
         "built-in commands dropped": {INTERACTIVE: files_only.replace(LOADED, FROM_SESSION)},
     }
@@ -565,24 +542,24 @@ def test_interactive_mode_reading_the_session_commands_scores_zero_then_one(
     assert "hidden" not in task.instruction.lower()
     start = read_tree(task_dir / "workspace")
     mode = start[INTERACTIVE]
-    for snippet in (COMMANDS_IMPORT, COMMANDS_FIELD, HIDE_SETTING, LOADED, CONVERTED, EXPANDED):
+    for snippet in (COMMANDS_IMPORT, COMMANDS_FIELD, FREE_HIDE, LOADED, CONVERTED, EXPANDED):
         assert mode.count(snippet) == 1, snippet
     assert mode.count(COMMAND_LIST) == mode.count(COMMAND_LIST_END) == mode.count(INIT) == 1
-    assert start[SESSION].count(GETTER) == start[SESSION].count(SESSION_IMPORT) == 1
+    assert start[AGENT_SESSION].count(GETTER) == start[AGENT_SESSION].count(SESSION_IMPORT) == 1
     wrong_too = _session_commands_wrong(start)
     rewrite = (
         mode.replace(
             COMMANDS_IMPORT, 'import { expandSlashCommand } from "../../slash-commands.js";\n'
         )
         .replace(COMMANDS_FIELD, "")
-        .replace(HIDE_SETTING, HIDE_SETTING.replace("= settings", "= session.settings"))
+        .replace(FREE_HIDE, FREE_HIDE.replace("= settings", "= session.settings"))
         .replace(LOADED, "")
         .replace(CONVERTED, "\t\tconst fileSlashCommands = this.sessionSlashCommands();\n")
         .replace(EXPANDED, EXPANDED.replace("this.fileCommands", "[...this.session.fileCommands]"))
         .replace(INIT, AS_SUGGESTIONS + INIT)
     )
     assert "this.fileCommands" not in rewrite and "loadSlashCommands" not in rewrite
-    hidden = ("packages/coding-agent/test/interactive-mode.hidden.test.ts", "vitest")
+    hidden = INTERACTIVE_HIDDEN
     rewrite_overlay: Overlay = {INTERACTIVE: rewrite}
     _scores_zero_then_one(task_dir, tmp_path, INTERACTIVE, hidden, rewrite_overlay, wrong_too)
 
