@@ -1,6 +1,7 @@
 """The teacher's instruction rewrite, end to end: the real CLI and `openai` client against the
 local cassette server. An accepted rewrite becomes the instruction; one that leaks an expected
-value of the hidden tests falls back to the offline rewrite, with the reason recorded."""
+value of the hidden tests is asked for again, told why; when no usable one comes, the task —
+whose hidden tests the teacher wrote — is rejected, never given the offline text."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from tests.teacher.server import Cassettes, load, serve
 from tests.teacher.test_teacher import FAST, MODEL, _task, _user_text, cli
+from trajforge.records import Reason
 from trajforge.verifiers.validate.leaks import forbidden, mentions
 
 REQUEST = (
@@ -42,29 +44,55 @@ def test_teacher_instruction_is_used_when_it_leaks_nothing(out: Path) -> None:
     assert not [i for _, i in forbidden(hidden, REQUEST).items() if mentions(task.instruction, i)]
 
 
-def test_teacher_instruction_that_leaks_falls_back_to_offline(out: Path) -> None:
-    state = Cassettes(load(*ROUNDS, "stats_instruction_leak"))
+def test_an_instruction_that_leaks_is_asked_for_again_told_why(out: Path) -> None:
+    state = Cassettes(load(*ROUNDS, "stats_instruction_leak", "stats_instruction_ok"))
     with serve(state) as url:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
     assert result.returncode == 0, result.stderr
     _, task = _task(out)
     assert task.validation.status == "accepted", task.validation.reasons
     assert "median([10, 20])` must be 15" in _answer("stats_instruction_leak")
+    assert task.instruction == _answer("stats_instruction_ok").strip()
+    first, again = state.requests[1:]
+    # the same conversation, then the answer that leaked and why it could not be used
+    assert again["messages"][:2] == first["messages"]
+    shown, told = again["messages"][2:]
+    assert shown == {"role": "assistant", "content": _answer("stats_instruction_leak").strip()}
+    assert told["role"] == "user" and "could not be used" in told["content"]
+    assert "expected value '15'" in told["content"]
     info = task.validation.evidence.instruction
-    assert info is not None and info.rewrite == "offline"
-    assert info.fallback.startswith("teacher instruction leaks, offline rewrite used: ")
-    assert "expected value '15'" in info.fallback
-    assert task.instruction.startswith(REQUEST + "\n\n## Interface\n")
-    assert "  - `def median(xs)`" in task.instruction and "15" not in task.instruction
-    assert info.teacher is not None and info.teacher.completion_tokens == 74
+    assert info is not None and info.rewrite == "teacher" and not info.fallback
+    assert info.retried.startswith("It gives away what the hidden tests check: ")
+    assert info.teacher is not None and info.teacher.completion_tokens == 74 + 118  # both asks
 
 
-def test_teacher_failure_falls_back_to_offline(out: Path) -> None:
+def test_an_instruction_that_leaks_twice_rejects_a_task_the_teacher_tested(out: Path) -> None:
+    state = Cassettes(load(*ROUNDS, "stats_instruction_leak", "stats_instruction_leak"))
+    with serve(state) as url:
+        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
+    assert result.returncode == 0, result.stderr
+    _, task = _task(out)
+    assert task.validation.status == "rejected" and len(state.requests) == 3
+    assert task.validation.codes == (Reason.TEACHER_FAILED,)  # nothing left saying "proven"
+    (detail,) = task.validation.reasons
+    assert detail.startswith("no usable instruction for the teacher's hidden tests")
+    assert "after 2 ask(s)" in detail and "expected value '15'" in detail
+    assert task.instruction == REQUEST and task.request is None  # never the offline text
+    info = task.validation.evidence.instruction
+    assert info is not None and info.rewrite == "none" and info.retried
+    loop = task.validation.evidence.teacher_loop
+    assert loop is not None and loop.verdict == "rejected"
+
+
+def test_teacher_failure_rejects_a_task_the_teacher_tested(out: Path) -> None:
     state = Cassettes(load(*ROUNDS))  # nothing left for the instruction: HTTP 404
     with serve(state) as url:
         result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
     assert result.returncode == 0, result.stderr
     _, task = _task(out)
+    assert task.validation.status == "rejected" and len(state.requests) == 2  # not asked again
+    (detail,) = task.validation.reasons
+    assert "after 1 ask(s): The teacher failed: HTTP 404" in detail
     info = task.validation.evidence.instruction
-    assert info is not None and info.rewrite == "offline" and "HTTP 404" in info.fallback
-    assert "`def mean(xs)`" in task.instruction
+    assert info is not None and "HTTP 404" in info.fallback and not info.retried
+    assert task.instruction == REQUEST

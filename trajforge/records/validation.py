@@ -140,6 +140,8 @@ class InstructionEvidence(BaseModel):
     """The teacher call that wrote it, when one did."""
     fallback: str = ""
     """Why the teacher's text was not used."""
+    retried: str = ""
+    """Why the teacher's first answer could not be used, when it was asked again (told why)."""
     error: str = ""
     """Why nothing was rewritten (unreadable task files)."""
 
@@ -485,6 +487,10 @@ class InstructionBrief(BaseModel):
     """What it must never mention."""
     tests: dict[str, str] = Field(default_factory=dict)
     """The hidden tests by path, for the writer to read what they rely on (never to show)."""
+    previous: str = ""
+    """The writer's previous answer, when it is asked again ('' on the first ask)."""
+    retry: str = ""
+    """Why that answer could not be used ('' on the first ask)."""
 
 
 class WrittenInstruction(BaseModel):

@@ -53,11 +53,10 @@ from trajforge.verifiers.teacher.client import (
 )
 from trajforge.verifiers.teacher.feedback import feedback, survivors
 from trajforge.verifiers.teacher.prompts import (
-    INSTRUCTION_SYSTEM,
     changed_code,
     changed_sources,
     first_prompt,
-    instruction_prompt,
+    instruction_messages,
     parse_answer,
     parse_instruction,
     system,
@@ -326,10 +325,6 @@ class OpenAITeacher:
 
     def write_instruction(self, brief: InstructionBrief) -> WrittenInstruction:
         """The agent-facing instruction, from the request, interface and what must not leak."""
-        messages = [
-            {"role": "system", "content": INSTRUCTION_SYSTEM},
-            {"role": "user", "content": instruction_prompt(brief)},
-        ]
-        answer = self.client.ask(messages)
+        answer = self.client.ask(instruction_messages(brief))
         usage = Record(self.client.model, self.prices).usage(answer)
         return WrittenInstruction(text=parse_instruction(answer.text), usage=usage)

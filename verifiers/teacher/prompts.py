@@ -114,6 +114,25 @@ def instruction_prompt(brief: InstructionBrief) -> str:
     )
 
 
+def instruction_messages(brief: InstructionBrief) -> list[dict[str, str]]:
+    """The conversation asking for an instruction: the request, and when the writer's previous
+    answer could not be used, that answer and why (as the test rounds' feedback is given)."""
+    messages = [
+        {"role": "system", "content": INSTRUCTION_SYSTEM},
+        {"role": "user", "content": instruction_prompt(brief)},
+    ]
+    if brief.retry:
+        again = (
+            f"Your instruction could not be used. {brief.retry}\n\n"
+            "Write the whole instruction again, following every rule above."
+        )
+        messages += [
+            {"role": "assistant", "content": brief.previous},
+            {"role": "user", "content": again},
+        ]
+    return messages
+
+
 def parse_instruction(text: str) -> str:
     """The instruction of an answer: its text, unwrapped when fenced as a whole."""
     body = text.strip()

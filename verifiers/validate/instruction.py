@@ -8,7 +8,10 @@ and signatures; a task checked by a recorded command states that command instead
 file it names is in the starting workspace. A teacher (``--teacher openai:MODEL``) writes
 the instruction instead whenever there is a section or hidden tests to read (tests that load no
 module have no section, yet rely on what the request may leave open); its text must name every
-interface entry and leak nothing, else the offline text is used and the reason recorded.
+interface entry and leak nothing, else it is asked once more, told what was wrong. When no
+usable text comes, a task whose hidden tests the teacher wrote is rejected (``teacher_failed``:
+its tests may rely on what only such an instruction states); one checked by the session's own
+tests gets the offline text, the reason recorded.
 Every line of the result goes through :func:`~.leaks.drop_leaks`. ``Task.request`` keeps the
 session's request; qa / data tasks and tasks not accepted keep (or get back) the request as
 their instruction.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trajforge.errors import TrajforgeError
@@ -28,10 +31,12 @@ from trajforge.records import (
     ANSWER_FAMILIES,
     InstructionBrief,
     InstructionEvidence,
+    Reason,
     Status,
     Task,
     TeacherUsage,
     Validation,
+    finding,
 )
 from trajforge.taskdir import HIDDEN_DIR
 from trajforge.verifiers.validate.derived_file import FILE_NAME as DERIVED_FILE
@@ -40,10 +45,12 @@ from trajforge.verifiers.validate.interface_js import js_modules
 from trajforge.verifiers.validate.leaks import drop_leaks, forbidden, leaks, mentions
 
 log = logging.getLogger(__name__)
-REWRITE_VERSION = 4
+REWRITE_VERSION = 5
 """Bumped when the rewrite changes (2: an ordered list's numbers are no leak; 3: the writer
 reads the hidden tests, to state what they rely on that the request leaves open; 4: asked
-for tests that load no module too): part of every validation cache key."""
+for tests that load no module too; 5: an unusable answer is asked for again, and tests the
+teacher wrote without a usable instruction reject the task): part of every validation cache
+key."""
 _NAME = re.compile(r"^(?:async def|def|class|function|const|exports\.)\s*([A-Za-z_$][\w$]*)")
 _PATHISH = re.compile(r"[/\\]|\.(py|js|ts|mjs|cjs|jsx|tsx|sh|toml|cfg|ini|json)$")
 
@@ -142,6 +149,10 @@ def _restored(task: Task) -> Task:
     return task.model_copy(update={"instruction": task.request, "request": None})
 
 
+WRITER_ASKS = 2
+"""Asks for a teacher's instruction: the second is told why the first could not be used."""
+
+
 @dataclass(frozen=True)
 class _Written:
     """What asking the teacher for the instruction came to."""
@@ -149,28 +160,63 @@ class _Written:
     text: str | None = None
     """Its text, when usable."""
     teacher: TeacherUsage | None = None
-    """The call that wrote it (None: an offline teacher, or the call failed)."""
+    """The calls that wrote it (None: an offline teacher, or the call failed)."""
     fallback: str = ""
     """Why its text was not used."""
+    problem: str = ""
+    """Why there is no usable text, in words (told to the writer when it is asked again)."""
+    retried: str = ""
+    """Why the first answer was not used, when a second was asked."""
+    answer: str = ""
+    """The teacher's text as it came (shown back to it when it is asked again)."""
+
+
+def _summed(a: TeacherUsage | None, b: TeacherUsage | None) -> TeacherUsage | None:
+    if a is None or b is None:
+        return b or a
+    return b.model_copy(
+        update={
+            "prompt_tokens": a.prompt_tokens + b.prompt_tokens,
+            "completion_tokens": a.completion_tokens + b.completion_tokens,
+            "cost_usd": a.cost_usd + b.cost_usd,
+            "cached": a.cached and b.cached,
+        }
+    )
 
 
 def _by_writer(teacher: Teacher, brief: InstructionBrief) -> _Written:
-    """The teacher's text when it is usable, else the reason it is not."""
+    """The teacher's text when it is usable, else the reason it is not; an unusable answer
+    (a leak, the interface omitted) is asked for once more, told what was wrong."""
+    written = _asked(teacher, brief)
+    for _ in range(WRITER_ASKS - 1):
+        if not written.problem or written.teacher is None:  # usable, or no answer came
+            return written
+        told = {"previous": written.answer, "retry": written.problem}
+        again = _asked(teacher, brief.model_copy(update=told))
+        usage = _summed(written.teacher, again.teacher)
+        written = replace(again, teacher=usage, retried=written.problem)
+    return written
+
+
+def _asked(teacher: Teacher, brief: InstructionBrief) -> _Written:
     try:
         written = teacher.write_instruction(brief)
     except TrajforgeError as exc:
-        return _Written(fallback=f"teacher failed, offline rewrite used: {exc}")
+        failed = f"teacher failed, offline rewrite used: {exc}"
+        return _Written(fallback=failed, problem=f"The teacher failed: {exc}.")
     if written is None:  # an offline teacher: nothing to check
         return _Written()
     found = leaks(written.text, brief.forbidden)
     missing = [n for n in brief.required if not mentions(written.text, n)]
     if found:
         reason = "teacher instruction leaks, offline rewrite used: " + "; ".join(found)
-        return _Written(teacher=written.usage, fallback=reason)
+        told = "It gives away what the hidden tests check: " + "; ".join(found) + "."
+        return _Written(teacher=written.usage, fallback=reason, problem=told, answer=written.text)
     if missing or not written.text.strip():
         what = ", ".join(missing) or "everything"
         reason = f"teacher instruction omits the interface ({what}), offline used"
-        return _Written(teacher=written.usage, fallback=reason)
+        told = f"It does not state the interface: {what}."
+        return _Written(teacher=written.usage, fallback=reason, problem=told, answer=written.text)
     return _Written(written.text.strip(), written.usage)
 
 
@@ -212,6 +258,8 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
             tests=hidden,
         )
         written = _by_writer(teacher, brief)
+        if written.problem and _teachers_tests(task):
+            return _unwritten(task, written, WRITER_ASKS if written.retried else 1)
     text = written.text
     dropped: list[str] = []
     if text is None:
@@ -226,6 +274,7 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
         dropped=tuple(dropped),
         teacher=written.teacher,
         fallback=written.fallback,
+        retried=written.retried,
     )
     validation = _with_info(task, info)
     return task.model_copy(
@@ -235,3 +284,41 @@ def _rewrite(task_dir: Path, task: Task, teacher: Teacher) -> Task:
             "validation": validation,
         }
     )
+
+
+def _teachers_tests(task: Task) -> bool:
+    """The hidden tests are the teacher's (its loop wrote them), not the session's."""
+    loop = task.validation.evidence.teacher_loop
+    return loop is not None and bool(loop.rounds)
+
+
+def _unwritten(task: Task, written: _Written, asks: int) -> Task:
+    """Rejected: the teacher's tests rely on what the request may leave open, and only an
+    instruction written from them states it; the offline text (request + interface) is not
+    enough to be a task a solver can pass."""
+    detail = (
+        "no usable instruction for the teacher's hidden tests (they may rely on what the request"
+        f" leaves open) after {asks} ask(s): {written.problem.rstrip('.')}"
+    )
+    kept = tuple(f for f in task.validation.findings if f.reason != Reason.PROVEN)
+    evidence = task.validation.evidence
+    loop = evidence.teacher_loop
+    info = InstructionEvidence(
+        version=REWRITE_VERSION,
+        rewrite="none",
+        teacher=written.teacher,
+        fallback=written.fallback,
+        retried=written.retried,
+    )
+    update = {
+        "instruction": info,
+        "teacher_loop": loop.model_copy(update={"verdict": Status.REJECTED}) if loop else None,
+    }
+    validation = task.validation.model_copy(
+        update={
+            "status": Status.REJECTED,
+            "findings": (*kept, finding(Reason.TEACHER_FAILED, detail)),
+            "evidence": evidence.model_copy(update=update),
+        }
+    )
+    return _restored(task).model_copy(update={"validation": validation})
