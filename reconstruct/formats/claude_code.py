@@ -13,7 +13,9 @@ One API message is streamed as several lines sharing ``message.id`` (thinking, t
 ``tool_result`` lines hanging off any of them are kept. A user line's ``toolUseResult``
 holds the structured result: ``file.content`` for Read (raw text, no ``     N→`` prefixes)
 and ``originalFile`` (the whole file before the change) for Edit / MultiEdit / Write, which
-is emitted as a read-like ``tool_result`` just before the edit's ``tool_call``.
+is emitted as a read-like ``tool_result`` just before the edit's ``tool_call``. A message
+typed while the agent worked is folded into the running turn as a ``queued_command``
+``attachment`` line (no ``user`` line is written): it is a user event, one of the steers.
 Bash failures read ``Exit code N`` with ``is_error``; refusals (user rejection, permission
 denial, hook block) are errors whose command never ran, so their exit code is unknown.
 """
@@ -32,6 +34,7 @@ from trajforge.errors import FormatError
 from trajforge.reconstruct.formats.claude_code_tools import (
     edits_of,
     int_or_none,
+    queued_prompt,
     read_content,
     result_text,
     shell_exit,
@@ -152,7 +155,8 @@ def _message_id(record: dict[str, Any]) -> str | None:
 
 
 def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
-    content = record["message"].get("content")
+    message = record.get("message")  # none on an attachment line
+    content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -216,8 +220,11 @@ def _select(records: list[Record], on_path: set[str] | None) -> tuple[list[Recor
     selected: list[Record] = []
     skipped: dict[str, int] = {}
     seen: set[str] = set()
+    kept = {_uuid(r) for r in conv if id(r) in chosen} - {None}
     for line, rec in records:
-        if rec["type"] not in ("user", "assistant"):
+        if _typed_mid_turn(rec, kept, on_path is None):
+            selected.append((line, rec))
+        elif rec["type"] not in ("user", "assistant"):
             _count(skipped, rec["type"])
         elif rec.get("isSidechain"):
             _count(skipped, "sidechain")
@@ -227,6 +234,14 @@ def _select(records: list[Record], on_path: set[str] | None) -> tuple[list[Recor
             selected.append((line, rec))
             seen.add(_uuid(rec) or f"line{line}")
     return selected, skipped
+
+
+def _typed_mid_turn(rec: dict[str, Any], kept: set[str | None], linear: bool) -> bool:
+    """A prompt typed while the agent worked, folded into a turn of the conversation kept (its
+    parent is; a transcript without uuids is all one line)."""
+    if queued_prompt(rec) is None or rec.get("isSidechain"):
+        return False
+    return linear or rec.get("parentUuid") in kept
 
 
 def _count(counts: dict[str, int], key: str) -> None:
@@ -249,6 +264,7 @@ def _build_session(path: Path, records: list[Record], warnings: list[ParseWarnin
         warnings=tuple(warnings),
         skipped=builder.skipped,
         cut_offs=tuple(builder.cut_offs),
+        steers=tuple(builder.steers),
     )
 
 
@@ -304,13 +320,17 @@ class _EventBuilder:
         self.originals: dict[str, tuple[int, str]] = {}
         self.seen_blocks: dict[str, set[str]] = {}
         self.last_text_msg: str | None = None
+        self.steers: list[int] = []
 
     def emit(self, line: int, **fields: Any) -> None:
         self.events.append(Event(source=SourcePos(file=self.source, line=line), **fields))
         self.last_text_msg = None
 
     def record(self, line: int, rec: dict[str, Any]) -> None:
-        if rec["type"] == "assistant":
+        if (typed := queued_prompt(rec)) is not None:  # delivered into the running turn
+            self.steers.append(len(self.events))
+            self.emit(line, kind="user", text=typed)
+        elif rec["type"] == "assistant":
             self.assistant(line, rec)
         elif rec.get("isMeta") or rec.get("isCompactSummary"):
             _count(self.skipped, "user:meta")

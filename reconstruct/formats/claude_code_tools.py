@@ -83,3 +83,25 @@ def read_content(text: str, args: dict[str, Any], result: object) -> dict[str, A
     if content is None:
         return {}
     return {"content": content, "partial": ranged}
+
+
+def queued_prompt(record: dict[str, Any]) -> str | None:
+    """What the person typed while the agent worked, when ``record`` is that: Claude Code folds
+    such a message into the running turn as a ``queued_command`` attachment (its text in
+    ``prompt``, a string or text blocks) and writes no ``user`` line for it. None for any other
+    line, and for queued commands that are not a person's prompt (a task notification, a
+    message from another session, meta text)."""
+    attachment = record.get("attachment")
+    if record.get("type") != "attachment" or not isinstance(attachment, dict):
+        return None
+    if attachment.get("type") != "queued_command" or attachment.get("isMeta"):
+        return None
+    origin = attachment.get("origin")
+    kind = origin.get("kind", "human") if isinstance(origin, dict) else "human"
+    if attachment.get("commandMode", "prompt") != "prompt" or kind != "human":
+        return None
+    prompt = attachment.get("prompt")
+    if isinstance(prompt, list):
+        parts = [b.get("text") if isinstance(b, dict) else b for b in prompt]
+        prompt = "\n".join(p for p in parts if isinstance(p, str))
+    return prompt if isinstance(prompt, str) and prompt.strip() else None

@@ -8,6 +8,8 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -438,3 +440,78 @@ def test_linear_transcript_without_uuids_and_blocked_commands(tmp_path: Path) ->
     assert outcomes == [("t1", True, None), ("t2", True, None), ("t3", True, 1)]
     assert session.header.session_id == "old" and session.header.cwd is None
     assert [e.source.line for e in session.events] == [1, 2, 3, 4, 5, 6, 7]
+
+
+def _queued(uid: str, parent: str, prompt: Any, **attachment: Any) -> dict[str, Any]:
+    """A ``queued_command`` attachment line, as Claude Code writes a message typed mid-turn."""
+    fields = {"type": "queued_command", "commandMode": "prompt", "origin": {"kind": "human"}}
+    return {
+        "type": "attachment",
+        "parentUuid": parent,
+        "uuid": uid,
+        "isSidechain": False,
+        "sessionId": "s-1",
+        "attachment": {**fields, "prompt": prompt, **attachment},
+    }
+
+
+STEER = "also make remove_item(name, 0) a no-op that returns the current quantity"
+
+
+def test_a_message_typed_while_the_agent_worked_is_a_steer(tmp_path: Path) -> None:
+    """Claude Code folds a message typed mid-turn into the running turn as a ``queued_command``
+    attachment, with no ``user`` line (then ``queue-operation`` ``remove``): it is the person's
+    words, delivered as a steer. A task notification, another session's message, meta text and
+    a queued prompt on an abandoned branch are not; nor is the empty ``enqueue`` record."""
+    records = lines_of("extend.jsonl")
+    edited = "03000010-0000-4000-8000-000000000010"  # the Edit's result, on the path
+    abandoned = "03000003-0000-4000-8000-000000000003"  # the first prompt's branch
+    queued = [
+        {"type": "queue-operation", "operation": "enqueue", "sessionId": "s-1"},
+        _queued(
+            "q-note",
+            edited,
+            "<task-notification>done</task-notification>",
+            commandMode="task-notification",
+        ),
+        _queued("q-peer", edited, "hello from the other session", origin={"kind": "peer"}),
+        _queued("q-meta", edited, "meta text", isMeta=True),
+        _queued("q-steer", edited, [{"type": "text", "text": STEER}]),
+        {"type": "queue-operation", "operation": "remove", "sessionId": "s-1"},
+    ]
+    records[11 - 1]["parentUuid"] = "q-steer"  # the next line hangs off the attachment
+    records = [
+        *records[:3],
+        _queued("q-old", abandoned, "forget it"),
+        *records[3:10],
+        *queued,
+        *records[10:],
+    ]
+    session = parse(write_lines(tmp_path / "s.jsonl", records))
+    users = [i for i, e in enumerate(session.events) if e.kind == "user"]
+    assert [session.events[i].text for i in users] == [SCENARIOS[2].request, STEER]
+    assert session.steers == (users[1],)
+    before, after = session.events[users[1] - 1], session.events[users[1] + 1]
+    assert before.kind == "tool_result" and before.call_id == "toolu_e2"
+    assert after.call_id in ("toolu_e3:original", "toolu_e3")
+    assert session.skipped["attachment"] == 4 and session.skipped["queue-operation"] == 2
+    assert parse(FIXTURES / "extend.jsonl").steers == ()
+
+
+def test_the_steer_typed_mid_turn_is_part_of_the_task_it_steered(tmp_path: Path) -> None:
+    """Through the CLI: the queued message joins the request it continues ("also …"), so the
+    task states both (without it, the reference does what the request alone does not ask)."""
+    records = lines_of("extend.jsonl")
+    records[10]["parentUuid"] = "q-steer"
+    edited = "03000010-0000-4000-8000-000000000010"
+    records = [*records[:10], _queued("q-steer", edited, STEER), *records[10:]]
+    (tmp_path / "in").mkdir()
+    write_lines(tmp_path / "in" / "s.jsonl", records)
+    argv = [sys.executable, "-m", "trajforge.cli.main", "reconstruct", str(tmp_path / "in")]
+    result = subprocess.run(
+        [*argv, "-o", str(tmp_path / "out"), "--json"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    (task,) = (json.loads(p.read_text()) for p in (tmp_path / "out").glob("tasks/*/task.json"))
+    assert task["family"] == "extend"
+    assert task["instruction"] == f"{SCENARIOS[2].request}\n\n{STEER}"
