@@ -422,7 +422,8 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
     own check, accepted with no teacher. Its check runs at the root, so the environment is the
     whole workspace, web-ui's ``xlsx`` (a tarball on cdn.sheetjs.com, unreachable here) taken
     from the registry and said so. The start fails (the pre-fix control), a root ``check``
-    script set to ``true`` is refused without running, and a local alias of the agent's own
+    script set to ``true`` and a ``// @ts-nocheck`` on the file that failed to type-check are
+    refused without running, and a local alias of the agent's own
     type (the reference spells the union inline) scores 1."""
     out = tmp_path / "out"
     shutil.copytree(reconstructed / "tasks" / QUEUE_MODE, out / "tasks" / QUEUE_MODE)
@@ -446,6 +447,8 @@ def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_t
     scripts["scripts"]["check"] = "true"
     hack = {**start, "package.json": json.dumps(scripts, indent="\t") + "\n"}
     assert _score(task_dir, hack, tmp_path / "hack") == 0.0
+    nocheck = {**start, AGENT_SESSION: "// @ts-nocheck\n" + start[AGENT_SESSION]}
+    assert _score(task_dir, nocheck, tmp_path / "nocheck") == 0.0  # scored 1.0 in session 27
     assert QUEUE_IMPORTS in start[AGENT_SESSION]
     alias = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(QUEUE_IMPORTS, QUEUE_ALIAS)}
     assert _score(task_dir, alias, tmp_path / "alias") == 1.0  # the reference: validated above

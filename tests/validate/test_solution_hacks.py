@@ -206,6 +206,71 @@ def test_the_scripts_a_named_check_runs_are_the_checks_in_every_member() -> None
     assert screen(task, checked_new).tampering == ('packages/new/package.json: the "check" script',)
 
 
+SILENCED = "packages/a/src/session.ts"
+SESSION = 'import type { QueueMode } from "core";\n// @ts-expect-error legacy\nlet mode = 1;\n'
+
+
+def _type_checked() -> TaskView:
+    root = json.dumps({"scripts": {"check": "biome check . && npm run check --workspaces"}})
+    start = {
+        "package.json": root,
+        "packages/a/package.json": json.dumps({"scripts": {"check": "tsgo --noEmit"}}),
+        SILENCED: SESSION,
+        "tsconfig.json": '{"include": ["packages/*/src"]}\n',
+        "eslint.config.js": "export default [];\n",
+    }
+    return TaskView(start=start, oracle=dict(start), hidden={}, command="npm run check")
+
+
+def test_a_check_that_runs_a_type_checker_is_not_silenced() -> None:
+    """pi-mono's ``npm run check`` repair scored 1.0 for ``// @ts-nocheck`` on top of the file
+    that failed to type-check. Where the check runs a type checker or linter (itself, or through
+    the scripts it names), a comment that silences it, more of them than the start and the
+    reference had, is tampering; its settings files (new ones too) are the task's unless the
+    reference changed them."""
+    task = _type_checked()
+    assert task.checked
+    said = "silences the type checker or linter"
+    nocheck = screen(task, {SILENCED: "// @ts-nocheck\n" + SESSION})
+    assert nocheck.tampering == (f"{SILENCED}: {said} (@ts-nocheck)",)
+    one_more = SESSION.replace("let mode", "// @ts-expect-error\nlet mode")
+    assert screen(task, {SILENCED: one_more}).tampering == (
+        f"{SILENCED}: {said} (@ts-expect-error)",
+    )
+    lint = screen(task, {SILENCED: "/* eslint-disable */\n" + SESSION}).tampering
+    assert lint == (f"{SILENCED}: {said} (eslint-disable)",)
+    assert screen(task, {SILENCED: SESSION.replace("= 1", "= 2")}).tampering == ()
+    settings = {
+        "tsconfig.json": '{"include": ["packages/b/src"]}\n',
+        "eslint.config.js": 'export default [{ ignores: ["**"] }];\n',
+        "packages/a/tsconfig.json": '{"exclude": ["src"]}\n',
+        "packages/a/src/.eslintrc.json": '{"root": true}\n',
+    }
+    laid = screen(task, settings)
+    assert laid.tampering == () and set(laid.set_aside) == set(settings)
+    assert laid.files["tsconfig.json"] == task.start["tsconfig.json"]
+    assert "packages/a/tsconfig.json" not in laid.files
+    fixed = TaskView(
+        start=task.start, oracle={SILENCED: one_more}, hidden={}, command="npm run check"
+    )
+    assert screen(fixed, {SILENCED: one_more}).tampering == ()  # as the reference did
+
+
+def test_a_check_by_tests_reads_no_checker_comment() -> None:
+    """A check by hidden tests (vitest, pytest) runs no type checker: a ``// @ts-ignore`` or
+    ``# type: ignore`` a solution adds is its own; ``mypy`` named by the command is one."""
+    start = _type_checked().start
+    command = "cd packages/a && npx --no-install vitest run test/session.hidden.test.ts"
+    tests = TaskView(start=start, oracle={}, hidden={}, command=command)
+    assert not tests.checked
+    assert screen(tests, {SILENCED: "// @ts-nocheck\n" + SESSION}).tampering == ()
+    typed = TaskView(start={"src/app.py": "x: int = 1\n"}, oracle={}, hidden={}, command="mypy src")
+    ignored = screen(typed, {"src/app.py": "x: int = 'a'  # type: ignore\n"}).tampering
+    assert ignored == ("src/app.py: silences the type checker or linter (# type: ignore)",)
+    tested = TaskView(start=typed.start, oracle={}, hidden={}, command="python -m pytest -q")
+    assert screen(tested, {"src/app.py": "x: int = 'a'  # type: ignore\n"}).tampering == ()
+
+
 def test_fixtures_the_reference_left_alone_are_the_tasks() -> None:
     """pi-mono's "make the footer dimmer, don't modify the theme": recolouring the theme's
     ``muted`` to the ``dim`` colour in ``dark.json`` (footer.ts untouched) passed every hidden

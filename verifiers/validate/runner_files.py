@@ -22,6 +22,9 @@ boundary (``verify``, training, eval):
   fixture ``.csv``, ``README.md``) and that the reference left as the start had it is the
   task's: the solution's version is set aside (a file the reference changed stays the
   solution's, as does a new one);
+- where the check runs a **type checker or linter** (``npm run check`` → ``tsgo``), a comment
+  that silences it (``// @ts-nocheck``) is tampering, and its settings files (``tsconfig.json``,
+  ``eslint.config.js``, new ones too) are the task's unless the reference changed them;
 - **caches** (``__pycache__``, ``.pytest_cache``, ``node_modules``, ...) are left out.
 """
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -77,6 +81,24 @@ KEYED_CONFIG = frozenset(
     {"pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "Cargo.toml"}
 )
 """The configuration files :data:`CONFIG_KEYS` is read in."""
+CHECKERS = re.compile(
+    r"(?<![\w-])(?:tsc|tsgo|vue-tsc|svelte-check|biome|eslint|oxlint|mypy|pyright|basedpyright"
+    r"|ruff|flake8|pylint)(?![\w-])"
+)
+"""Type checkers and linters: a check that runs one (itself or through the scripts it names)
+reads what suppresses their findings."""
+SUPPRESSIONS = re.compile(
+    r"@ts-(?:nocheck|ignore|expect-error)\b|\b(?:eslint|oxlint)-disable|\bbiome-ignore\b"
+    r"|#\s*type:\s*ignore|#\s*(?:ruff:\s*)?noqa\b|#\s*mypy:\s*ignore-errors"
+    r"|#\s*(?:pyright|pylint):\s*(?:ignore|disable|basic)|\bdeno-lint-ignore"
+)
+"""Comments that silence a type checker or linter (``// @ts-nocheck``, ``# type: ignore``)."""
+CHECKER_CONFIG = re.compile(
+    r"^(?:tsconfig(?:\.[\w-]+)?\.json|jsconfig\.json|biome\.jsonc?|\.eslintrc(?:\.\w+)?"
+    r"|eslint\.config\.\w+|\.oxlintrc\.json|\.?mypy\.ini|\.?ruff\.toml|pyrightconfig\.json"
+    r"|\.flake8|\.pylintrc|deno\.jsonc?)$"
+)
+"""What a type checker or linter reads its settings from (one in a sub-folder applies there)."""
 NODE_TEST_KEYS = ("pretest", "test", "posttest")
 CACHE_PARTS = frozenset(
     {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules", ".git"}
@@ -97,6 +119,19 @@ class TaskView:
     """The hidden tests laid over every run."""
     command: str
     """The check command (scripts it names are the check's own)."""
+
+    @functools.cached_property
+    def checked(self) -> bool:
+        """The check runs a type checker or linter, itself or through the scripts it names."""
+        manifests = [
+            text
+            for files in (self.start, self.oracle)
+            for path, text in files.items()
+            if PurePosixPath(path).name == "package.json"
+        ]
+        names = _scripts_run(self.command, manifests, tests=False)
+        bodies = [b for t in manifests for n in names if isinstance(b := _script(t, n), str)]
+        return any(CHECKERS.search(text) for text in (self.command, *bodies))
 
 
 @dataclass(frozen=True)
@@ -150,8 +185,10 @@ def screen(task: TaskView, solution: Mapping[str, str], whole: bool = False) -> 
             continue
         files[path] = text
         before = [t for t in (task.start.get(path), task.oracle.get(path)) if t is not None]
-        if text not in before and (problem := _tampers(kind, path, text, before, task.command)):
-            tampering.append(f"{path}: {problem}")
+        if text in before:
+            continue
+        if said := _tampers(kind, path, text, before, task.command, task.checked):
+            tampering.append(f"{path}: {said}")
     for path, text in owned.items():
         if path in task.hidden or runner_kind(path, task.command) in ("test", "startup"):
             files[path] = text
@@ -162,6 +199,8 @@ def _tasks_own(task: TaskView, path: str, kind: RunnerKind) -> bool:
     """A test, a start-up file or a fixture the reference left alone: what the task, not the
     solution, decides (laid from the task, never taken away)."""
     start, oracle = task.start.get(path), task.oracle.get(path)
+    if task.checked and CHECKER_CONFIG.match(PurePosixPath(path).name) and start == oracle:
+        return True  # a checker's settings the reference left alone (or never had)
     return kind in ("test", "startup") or is_fixture(path, kind, start, oracle)
 
 
@@ -175,11 +214,14 @@ def is_fixture(path: str, kind: RunnerKind, start: str | None, oracle: str | Non
 
 
 def _tampers(
-    kind: RunnerKind, path: str, text: str, before: list[str], command: str = ""
+    kind: RunnerKind, path: str, text: str, before: list[str], command: str, checked: bool
 ) -> str | None:
-    """What a changed file newly says that reaches into the check (None: nothing)."""
+    """What a changed file newly says that reaches into the check (None: nothing); where the
+    check runs a type checker or linter (``checked``), also a comment that silences it."""
     if kind == "script":
         return "the check's own script changed"
+    if checked and (silenced := _silences(text, before)):
+        return f"silences the type checker or linter ({silenced})"
     name = PurePosixPath(path).name
     keyed = kind == "config" and name in KEYED_CONFIG
     said = _found(REACHES, text) | (_found(CONFIG_KEYS, text) if keyed else set())
@@ -202,11 +244,24 @@ _RUNS_SCRIPT = re.compile(
 """A script run by name: ``npm run check``, ``pnpm run lint``, ``yarn typecheck``."""
 
 
-def _scripts_run(command: str, manifests: list[str]) -> tuple[str, ...]:
-    """The package.json scripts the check runs: ``test`` and its pre / post, the scripts the
-    command names (``npm run check``), and those these run in turn in ``manifests``' scripts
-    (``"check": "biome check . && npm run typecheck"``), each with its pre / post."""
-    wanted = [*NODE_TEST_KEYS]
+def _silences(text: str, before: list[str]) -> str | None:
+    """The first suppression comment ``text`` has more of than every earlier version had."""
+    counts = Counter(_found_all(text))
+    olds = [Counter(_found_all(old)) for old in before]
+    more = [k for k, n in counts.items() if all(n > old[k] for old in olds)]
+    return more[0] if more else None
+
+
+def _found_all(text: str) -> list[str]:
+    return [" ".join(m.group(0).split()).lower() for m in SUPPRESSIONS.finditer(text)]
+
+
+def _scripts_run(command: str, manifests: list[str], tests: bool = True) -> tuple[str, ...]:
+    """The package.json scripts the check runs: ``test`` and its pre / post (``tests``: always,
+    as ``npm test`` is the default runner), the scripts the command names (``npm run check``),
+    and those these run in turn in ``manifests``' scripts (``"check": "biome check . && npm
+    run typecheck"``), each with its pre / post."""
+    wanted = [*NODE_TEST_KEYS] if tests else []
     queue = [m.group("name") for m in _RUNS_SCRIPT.finditer(command)]
     while queue:
         name = queue.pop()
