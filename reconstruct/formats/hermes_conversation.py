@@ -13,6 +13,7 @@ from trajforge.reconstruct.formats.hermes_tools import (
     loads_loose,
     reports_error,
     result_fields,
+    split_steer,
 )
 from trajforge.records import Event, ParseWarning, Session, SessionHeader, SourcePos, sha256_hex
 
@@ -50,6 +51,7 @@ class Builder:
         self.cwd: str | None = None
         self._calls: dict[str, Event] = {}
         self._alias: dict[str, str] = {}
+        self.steers: list[int] = []
 
     def warn(self, message: str, line: int | None = None) -> None:
         self.warnings.append(ParseWarning(file=self.file, line=line or self.line, message=message))
@@ -85,6 +87,7 @@ class Builder:
             self.skipped["orphan_tool_response"] += 1
             self.warn(f"tool response {call_id} has no matching call", line)
             return
+        content, steer = split_steer(content)
         error = reports_error(content)
         fields = {"is_error": error, **result_fields(call, content, error)}
         self.add(
@@ -96,6 +99,9 @@ class Builder:
             **fields,
         )
         self._learn_cwd(call, content)
+        if steer is not None:  # the person's message, delivered into the running turn
+            self.steers.append(len(self.events))
+            self.add(line, kind="user", text=steer)
 
     def _learn_cwd(self, call: Event, content: Any) -> None:
         """A relative path's ``resolved_path`` in a file-tool result reveals the session cwd."""
@@ -112,6 +118,7 @@ class Builder:
             events=tuple(self.events),
             warnings=tuple(self.warnings),
             skipped=dict(self.skipped),
+            steers=tuple(self.steers),
         )
 
 

@@ -135,3 +135,28 @@ def _shell_result(data: dict[str, Any], error: bool) -> dict[str, Any]:
         "exit_code": None if never_ran else code,
         "is_error": error or never_ran or code not in (None, 0),
     }
+
+
+STEER_OPEN = (
+    "[OUT-OF-BAND USER MESSAGE — a direct message from the user, delivered mid-turn;"
+    " not tool output]"
+)
+STEER_CLOSE = "[/OUT-OF-BAND USER MESSAGE]"
+_STEER = re.compile(
+    r"\s*" + re.escape(STEER_OPEN) + r"\n?(?P<text>.*?)\n?" + re.escape(STEER_CLOSE) + r"\s*$",
+    re.S,
+)
+"""hermes's ``/steer``: a message the person sent while the agent worked, appended to the end
+of the turn's last tool result between these markers (``format_steer_marker``)."""
+
+
+def split_steer(content: Any) -> tuple[Any, str | None]:
+    """A tool result's own content and the steer hermes appended to it (None: none). The
+    content is a string (a JSON one decodes again once the steer is off) or text blocks."""
+    if isinstance(content, str) and (m := _STEER.search(content)):
+        return as_object(content[: m.start()]), m.group("text").strip() or None
+    if isinstance(content, list) and content and isinstance(content[-1], dict):
+        last = content[-1].get("text")
+        if isinstance(last, str) and (m := _STEER.match(last)) and m.start() == 0:
+            return content[:-1], m.group("text").strip() or None
+    return content, None

@@ -15,6 +15,7 @@ from tests.fixtures.scenarios import CALC_BUGGY, INVENTORY, SALES, STATS, STATS_
 from trajforge.errors import FormatError
 from trajforge.reconstruct.families import candidates
 from trajforge.reconstruct.formats.hermes import HermesFormat
+from trajforge.reconstruct.formats.hermes_tools import STEER_CLOSE, STEER_OPEN, split_steer
 from trajforge.reconstruct.inputs import read_head
 from trajforge.reconstruct.replay import replay
 from trajforge.records import Event, ParseWarning, Session
@@ -444,3 +445,30 @@ def test_reused_call_ids_stay_unique(tmp_path: Path) -> None:
     call, result = session.events[3], session.events[4]
     assert call.command == "pwd" and result.text == "second" and call.call_id == result.call_id
     assert session.events[1].call_id == "call_0" and call.call_id != "call_0"
+
+
+STEERED = "also keep the docstring's range notation as it is"
+
+
+def test_a_steer_appended_to_a_tool_result_is_the_persons_message(tmp_path: Path) -> None:
+    """hermes delivers ``/steer`` text typed while the agent works by appending it to the
+    turn's last tool result between its out-of-band markers (``format_steer_marker``). The
+    result keeps its own content — the read of calc.py still decodes, so the file is known —
+    and the message is a user event right after it, one of the steers."""
+    data = json.loads((HERMES / "repair.session.json").read_text())
+    read = data["messages"][6]
+    assert read["role"] == "tool" and read["content"].startswith('{"content": "1|def clamp')
+    marker = f"\n\n{STEER_OPEN}\n{STEERED}\n{STEER_CLOSE}"
+    read["content"] += marker
+    path = tmp_path / "session_steered.json"
+    path.write_text(json.dumps(data))
+    steered, plain = only(path), only(HERMES / "repair.session.json")
+    assert results(steered, "read")[1].content == CALC_BUGGY  # as without the steer
+    users = [i for i, e in enumerate(steered.events) if e.kind == "user"]
+    assert [steered.events[i].text for i in users[1:]] == [STEERED]
+    assert steered.steers == (users[1],) and plain.steers == ()
+    assert steered.events[users[1] - 1].kind == "tool_result"
+    assert kinds(steered) == [*kinds(plain)[: users[1]], "user", *kinds(plain)[users[1] :]]
+    blocks = [{"type": "text", "text": "ran"}, {"type": "text", "text": marker.lstrip()}]
+    assert split_steer(blocks) == ([{"type": "text", "text": "ran"}], STEERED)
+    assert split_steer("no marker here") == ("no marker here", None)
