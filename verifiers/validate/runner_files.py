@@ -17,7 +17,8 @@ boundary (``verify``, training, eval):
   the solution's, but where it differs from both the task's start and its oracle it must not
   newly reach into the runner (the check scores 0 without running, and says what it found);
 - **source files** likewise must not newly reach into the runner: ``_pytest``, ``PYTEST_*``,
-  the JUnit report, ``TestReport``, hook names, exiting the process at import;
+  the JUnit report, ``TestReport``, hook names, the JS runners' marks (``process.env.VITEST``,
+  ``JEST_WORKER_ID``), exiting the process at import;
 - **documentation, configuration and data** that is not the runner's (``theme.json``, a
   fixture ``.csv``, ``README.md``) and that the reference left as the start had it is the
   task's: the solution's version is set aside (a file the reference changed stays the
@@ -71,6 +72,16 @@ REACHES = re.compile(
 """What a file has no reason to say unless it tampers with the check: the runner's internals,
 its environment and report, or ending the process as the module loads (an exit at top level;
 one in a function or under ``if __name__ == "__main__":`` is indented, as a CLI's is)."""
+JS_RUNNER = re.compile(
+    r"\bprocess\.env\.(?:VITEST\w*|JEST_WORKER_ID|NODE_TEST_CONTEXT)\b"
+    r"|\bprocess\.env\[[\"'](?:VITEST\w*|JEST_WORKER_ID|NODE_TEST_CONTEXT)[\"']\]"
+    r"|\bimport\.meta\.vitest\b|\b__vitest_\w+|\bBun\.jest\b"
+)
+"""The JS test runners' own marks, read by code that behaves otherwise under test (vitest's
+``VITEST`` / ``VITEST_WORKER_ID``, jest's ``JEST_WORKER_ID``, ``node --test``'s
+``NODE_TEST_CONTEXT``, vitest's in-source ``import.meta.vitest`` and its worker globals): the
+``PYTEST_*`` of :data:`REACHES` for TypeScript and JavaScript (case-sensitive: ``vitest`` alone
+is a package name)."""
 CONFIG_KEYS = re.compile(
     r"(?m)^\s*(?:addopts|python_files|python_classes|python_functions|testpaths|norecursedirs"
     r"|required_plugins)\s*[=:]|^\s*(?:harness|test)\s*=\s*false\b|(?<![\w-])-p\s+[\w:.-]+"
@@ -224,9 +235,10 @@ def _tampers(
         return f"silences the type checker or linter ({silenced})"
     name = PurePosixPath(path).name
     keyed = kind == "config" and name in KEYED_CONFIG
-    said = _found(REACHES, text) | (_found(CONFIG_KEYS, text) if keyed else set())
+    said = _found(REACHES, text) | _found(JS_RUNNER, text)
+    said |= _found(CONFIG_KEYS, text) if keyed else set()
     for old in before:
-        said -= _found(REACHES, old) | _found(CONFIG_KEYS, old)
+        said -= _found(REACHES, old) | _found(JS_RUNNER, old) | _found(CONFIG_KEYS, old)
     if name == "package.json":
         olds = before or ["{}"]  # a new package.json: against one without scripts
         names = _scripts_run(command, before)
