@@ -9,6 +9,7 @@ import pytest
 
 from trajforge.reconstruct import pipeline
 from trajforge.verifiers.validate import run
+from trajforge.verifiers.validate.config import ValidateConfig
 from trajforge.verifiers.validate.matrix import shell_oracle
 
 from .conftest import FIXTURES, local_context, tasks_of
@@ -131,3 +132,28 @@ def test_a_check_slower_than_the_limit_is_timed_on_the_reference_and_given_room(
     task = tasks_of(again)[repair.id]
     assert rows[repair.id].status == "timeout", task.validation.reasons
     assert "the check ran past 10 s on the reference too" in task.validation.evidence.notes
+
+
+@pytest.mark.slow
+def test_a_control_that_times_out_once_is_run_again_with_room(tmp_path: Path) -> None:
+    """A loaded machine can slow a must-fail control past the limit (pi-mono's start control
+    under a full suite beside it): a timeout decides nothing, so the control is run once more
+    with twice the limit. Here the starting workspace's first run sleeps past the limit and
+    its second fails as the bug makes it: the pre-fix control fails, the task is accepted (it
+    was ``verdict_unknown``)."""
+    out = tmp_path / "out"
+    pipeline.run([FIXTURES / "pi" / "repair.jsonl"], out)
+    repair = next(t for t in tasks_of(out).values() if t.family == "repair")
+    marker = "/tmp/trajforge-slept-once"  # the sandbox session's own /tmp, shared by its runs
+    once = (
+        "import os\nimport time\n\n\ndef pytest_sessionstart(session):\n"
+        f"    if not os.path.exists({marker!r}):\n"
+        f"        open({marker!r}, 'w').close()\n        time.sleep(6)\n"
+    )
+    (out / "tasks" / repair.id / "workspace" / "conftest.py").write_text(once)
+    rows = {
+        r.id: r for r in run.run(out, local_context(ValidateConfig(max_mutants=2, timeout_s=4.0)))
+    }
+    task = tasks_of(out)[repair.id]
+    assert rows[repair.id].status == "accepted", task.validation.reasons
+    assert task.validation.controls["prefix"].result == "fail"
