@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.teacher.server import Cassettes, load, serve
 from tests.teacher.test_teacher import FAST, MODEL, _task, _user_text, cli
-from trajforge.records import Reason
+from trajforge.records import Reason, Task
 from trajforge.verifiers.validate.leaks import forbidden, mentions
 
 REQUEST = (
@@ -19,16 +19,21 @@ REQUEST = (
 ROUNDS = ("stats_round2_behavioural",)  # accepted at once (the retry loop: test_teacher.py)
 
 
+def _validated(out: Path, *answers: str) -> tuple[Cassettes, Path, Task]:
+    """``validate --teacher`` through the CLI, answered by the stats rounds then ``answers``."""
+    state = Cassettes(load(*ROUNDS, *answers))
+    with serve(state) as url:
+        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
+    assert result.returncode == 0, result.stderr
+    return (state, *_task(out))
+
+
 def _answer(name: str) -> str:
     return str(load(name)[0]["choices"][0]["message"]["content"])  # type: ignore[index]
 
 
 def test_teacher_instruction_is_used_when_it_leaks_nothing(out: Path) -> None:
-    state = Cassettes(load(*ROUNDS, "stats_instruction_ok"))
-    with serve(state) as url:
-        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
-    assert result.returncode == 0, result.stderr
-    task_dir, task = _task(out)
+    state, task_dir, task = _validated(out, "stats_instruction_ok")
     assert task.validation.status == "accepted", task.validation.reasons
     assert task.instruction == _answer("stats_instruction_ok").strip()
     assert task.request == REQUEST
@@ -45,11 +50,7 @@ def test_teacher_instruction_is_used_when_it_leaks_nothing(out: Path) -> None:
 
 
 def test_an_instruction_that_leaks_is_asked_for_again_told_why(out: Path) -> None:
-    state = Cassettes(load(*ROUNDS, "stats_instruction_leak", "stats_instruction_ok"))
-    with serve(state) as url:
-        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
-    assert result.returncode == 0, result.stderr
-    _, task = _task(out)
+    state, _, task = _validated(out, "stats_instruction_leak", "stats_instruction_ok")
     assert task.validation.status == "accepted", task.validation.reasons
     assert "median([10, 20])` must be 15" in _answer("stats_instruction_leak")
     assert task.instruction == _answer("stats_instruction_ok").strip()
@@ -67,11 +68,7 @@ def test_an_instruction_that_leaks_is_asked_for_again_told_why(out: Path) -> Non
 
 
 def test_an_instruction_that_leaks_twice_rejects_a_task_the_teacher_tested(out: Path) -> None:
-    state = Cassettes(load(*ROUNDS, "stats_instruction_leak", "stats_instruction_leak"))
-    with serve(state) as url:
-        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
-    assert result.returncode == 0, result.stderr
-    _, task = _task(out)
+    state, _, task = _validated(out, "stats_instruction_leak", "stats_instruction_leak")
     assert task.validation.status == "rejected" and len(state.requests) == 3
     assert task.validation.codes == (Reason.TEACHER_FAILED,)  # nothing left saying "proven"
     (detail,) = task.validation.reasons
@@ -85,11 +82,7 @@ def test_an_instruction_that_leaks_twice_rejects_a_task_the_teacher_tested(out: 
 
 
 def test_teacher_failure_rejects_a_task_the_teacher_tested(out: Path) -> None:
-    state = Cassettes(load(*ROUNDS))  # nothing left for the instruction: HTTP 404
-    with serve(state) as url:
-        result = cli("validate", str(out), "--teacher", MODEL, *FAST, "--json", base_url=url)
-    assert result.returncode == 0, result.stderr
-    _, task = _task(out)
+    state, _, task = _validated(out)  # nothing left for the instruction: HTTP 404
     assert task.validation.status == "rejected" and len(state.requests) == 2  # not asked again
     (detail,) = task.validation.reasons
     assert "after 1 ask(s): The teacher failed: HTTP 404" in detail
