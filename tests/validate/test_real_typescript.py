@@ -22,7 +22,9 @@ workspace_incomplete, as it changes a file the user had edited by hand. From the
 ``before-compaction.jsonl``: the tui components copied into the new interactive mode, proven
 in two rounds, scored 0 / 1 the same way (the rewrite re-exports them); the changelog's
 collapse setting read from the session, and the file-move mapping (``tools -> core/tools``,
-…), each proven with the keyed answers and scored 0 / 1.
+…), each proven with the keyed answers and scored 0 / 1. And large-session's repair of
+``tokensAfter``, which its own ``npm run check`` cannot prove: taught in two rounds, scored 0
+for only the type error fixed and for each listener rule broken, 1 for a rewrite.
 """
 
 from __future__ import annotations
