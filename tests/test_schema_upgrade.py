@@ -153,12 +153,20 @@ RENAMED = {"mutants": "mutant_summary"}
 """Evidence fields renamed since (schema 6: the summary no longer shares the rows' name)."""
 
 
+def _holds(dumped: Any, written: Any) -> bool:
+    """``dumped`` keeps every value ``written`` (a nested record may have gained fields with
+    defaults since: ``InstructionEvidence.retried``)."""
+    if isinstance(dumped, dict) and isinstance(written, dict):
+        return all(k in dumped and _holds(dumped[k], v) for k, v in written.items())
+    return bool(dumped == written)
+
+
 def _evidence_kept(raw: dict[str, Any], task: Task) -> dict[str, Any]:
     """The written evidence's entries today's record does not hold under their (new) name."""
     dumped = task.validation.evidence.model_dump(mode="json")
     written = {RENAMED.get(k, k): v for k, v in raw["validation"]["evidence"].items()}
     held = {k: v for k, v in written.items() if k in dumped}
-    assert {k: dumped[k] for k in held} == held
+    assert all(_holds(dumped[k], v) for k, v in held.items()), held
     return {k: v for k, v in written.items() if k not in dumped}
 
 
