@@ -22,7 +22,6 @@ denial, hook block) are errors whose command never ran, so their exit code is un
 
 from __future__ import annotations
 
-import bisect
 import logging
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,6 +30,15 @@ from typing import Any
 import orjson
 
 from trajforge.errors import FormatError
+from trajforge.reconstruct.formats.claude_code_path import (
+    Record,
+    blocks_of,
+    count,
+    main_path,
+    message_id,
+    select,
+    uuid_of,
+)
 from trajforge.reconstruct.formats.claude_code_tools import (
     edits_of,
     int_or_none,
@@ -78,8 +86,6 @@ SKIPPED_USER_PREFIXES = ("<command-", "<local-command-", "Caveat: ")
 INTERRUPTED = "[Request interrupted"
 """Claude Code's user-role note that the person stopped the turn ("[Request interrupted by
 user]", "… for tool use]"): kept as a ``CutOff``, not as the person's words."""
-
-Record = tuple[int, dict[str, Any]]
 
 
 class ClaudeCodeFormat:
@@ -142,118 +148,12 @@ def _is_distinctive(record: dict[str, Any]) -> bool:
     return kind == "queue-operation" and "sessionId" in record
 
 
-def _uuid(record: dict[str, Any]) -> str | None:
-    return str_or_none(record.get("uuid"))
-
-
-def _message_id(record: dict[str, Any]) -> str | None:
-    return (
-        str_or_none(record["message"].get("id"))
-        if isinstance(record.get("message"), dict)
-        else None
-    )
-
-
-def _blocks(record: dict[str, Any]) -> list[dict[str, Any]]:
-    message = record.get("message")  # none on an attachment line
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
-
-
-def _main_path(records: list[Record], source: str, warnings: list[ParseWarning]) -> set[str]:
-    """uuids on the path from the last non-sidechain message back to the root.
-
-    Hook progress and system records form chains of their own off a tool call, and the next
-    message may hang off the end of such a chain; the conversation then went on from the last
-    message written before it, so a message whose parent is not a message continues from that
-    one (a real fork's parent is a message).
-    """
-    nodes: dict[str, Record] = {}
-    for rec in reversed(records):  # the first line with a uuid wins
-        nodes[_uuid(rec[1]) or ""] = rec
-    conv = [
-        r
-        for r in records
-        if r[1]["type"] in ("user", "assistant") and not r[1].get("isSidechain") and _uuid(r[1])
-    ]
-    lines = [line for line, _ in conv]
-    on_path: set[str] = set()
-    current = _uuid(conv[-1][1]) if conv else None
-    while current is not None and current not in on_path:
-        on_path.add(current)
-        line, node = nodes[current]
-        parent = node.get("parentUuid") or node.get("logicalParentUuid")
-        if not isinstance(parent, str):
-            break
-        if parent not in nodes:
-            message = f"parentUuid {parent!r} not found: the conversation starts here"
-            warnings.append(ParseWarning(file=source, line=line, message=message))
-            break
-        if nodes[parent][1]["type"] not in ("user", "assistant"):
-            at = bisect.bisect_left(lines, line)  # the last message before this one
-            parent = _uuid(conv[at - 1][1]) if at > 0 else None
-        current = parent
-    return on_path
-
-
-def _select(records: list[Record], on_path: set[str] | None) -> tuple[list[Record], dict[str, int]]:
-    """Path records plus streamed siblings and parallel tool results, in file order."""
-    conv = [
-        r for _, r in records if r["type"] in ("user", "assistant") and not r.get("isSidechain")
-    ]
-    chosen = {id(r) for r in conv if on_path is None or _uuid(r) in on_path}
-    msg_ids = {_message_id(r) for r in conv if id(r) in chosen} - {None}
-    chosen |= {id(r) for r in conv if r["type"] == "assistant" and _message_id(r) in msg_ids}
-    tool_ids = {
-        b.get("id")
-        for r in conv
-        if id(r) in chosen and r["type"] == "assistant"
-        for b in _blocks(r)
-        if b.get("type") == "tool_use"
-    }
-    for rec in conv:
-        results = [b.get("tool_use_id") for b in _blocks(rec) if b.get("type") == "tool_result"]
-        if rec["type"] == "user" and results and all(r in tool_ids for r in results):
-            chosen.add(id(rec))
-    selected: list[Record] = []
-    skipped: dict[str, int] = {}
-    seen: set[str] = set()
-    kept = {_uuid(r) for r in conv if id(r) in chosen} - {None}
-    for line, rec in records:
-        if _typed_mid_turn(rec, kept, on_path is None):
-            selected.append((line, rec))
-        elif rec["type"] not in ("user", "assistant"):
-            _count(skipped, rec["type"])
-        elif rec.get("isSidechain"):
-            _count(skipped, "sidechain")
-        elif id(rec) not in chosen or (_uuid(rec) or f"line{line}") in seen:
-            _count(skipped, "off_path")
-        else:
-            selected.append((line, rec))
-            seen.add(_uuid(rec) or f"line{line}")
-    return selected, skipped
-
-
-def _typed_mid_turn(rec: dict[str, Any], kept: set[str | None], linear: bool) -> bool:
-    """A prompt typed while the agent worked, folded into a turn of the conversation kept (its
-    parent is; a transcript without uuids is all one line)."""
-    if queued_prompt(rec) is None or rec.get("isSidechain"):
-        return False
-    return linear or rec.get("parentUuid") in kept
-
-
-def _count(counts: dict[str, int], key: str) -> None:
-    counts[key] = counts.get(key, 0) + 1
-
-
 def _build_session(path: Path, records: list[Record], warnings: list[ParseWarning]) -> Session:
     source = str(path)
-    has_uuids = any(_uuid(r[1]) for r in records if r[1]["type"] in ("user", "assistant"))
+    has_uuids = any(uuid_of(r[1]) for r in records if r[1]["type"] in ("user", "assistant"))
     # without uuids no DAG was recorded and the file order is the conversation
-    on_path = _main_path(records, source, warnings) if has_uuids else None
-    selected, skipped = _select(records, on_path)
+    on_path = main_path(records, source, warnings) if has_uuids else None
+    selected, skipped = select(records, on_path)
     builder = _EventBuilder(source, skipped)
     builder.originals = _originals(selected)
     for line, rec in selected:
@@ -297,7 +197,7 @@ def _originals(selected: list[Record]) -> dict[str, tuple[int, str]]:
     found: dict[str, tuple[int, str]] = {}
     for line, rec in selected:
         result = rec.get("toolUseResult")
-        blocks = [b for b in _blocks(rec) if b.get("type") == "tool_result"]
+        blocks = [b for b in blocks_of(rec) if b.get("type") == "tool_result"]
         if rec["type"] != "user" or len(blocks) != 1 or not isinstance(result, dict):
             continue
         original = result.get("originalFile")
@@ -333,7 +233,7 @@ class _EventBuilder:
         elif rec["type"] == "assistant":
             self.assistant(line, rec)
         elif rec.get("isMeta") or rec.get("isCompactSummary"):
-            _count(self.skipped, "user:meta")
+            count(self.skipped, "user:meta")
         else:
             self.user(line, rec)
 
@@ -342,9 +242,9 @@ class _EventBuilder:
         model = message.get("model")
         if self.model is None and isinstance(model, str) and not model.startswith("<"):
             self.model = model
-        msg_id = _message_id(rec) or f"line:{line}"
+        msg_id = message_id(rec) or f"line:{line}"
         seen = self.seen_blocks.setdefault(msg_id, set())
-        for block in _blocks(rec):
+        for block in blocks_of(rec):
             key = orjson.dumps(block, option=orjson.OPT_SORT_KEYS).decode()
             if key in seen:
                 continue  # the same block written again by a later streamed line
@@ -355,7 +255,7 @@ class _EventBuilder:
             elif kind == "tool_use":
                 self.tool_call(line, rec, block)
             else:
-                _count(self.skipped, f"block:{kind}")
+                count(self.skipped, f"block:{kind}")
 
     def assistant_text(self, line: int, msg_id: str, text: str) -> None:
         if not text.strip():
@@ -407,7 +307,7 @@ class _EventBuilder:
 
     def user(self, line: int, rec: dict[str, Any]) -> None:
         texts: list[str] = []
-        for block in _blocks(rec):
+        for block in blocks_of(rec):
             kind = block.get("type")
             if kind == "tool_result":
                 self.tool_result(line, rec, block)
@@ -416,11 +316,11 @@ class _EventBuilder:
                     failure = block["text"].strip().strip("[]")
                     self.cut_offs.append(CutOff(after=len(self.events) - 1, failure=failure))
                 elif block["text"].lstrip().startswith(SKIPPED_USER_PREFIXES):
-                    _count(self.skipped, "user:command")
+                    count(self.skipped, "user:command")
                 else:
                     texts.append(block["text"])
             else:
-                _count(self.skipped, f"block:{kind}")
+                count(self.skipped, f"block:{kind}")
         if texts:
             self.emit(line, kind="user", text="\n".join(texts))
 
