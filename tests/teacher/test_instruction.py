@@ -87,5 +87,6 @@ def test_teacher_failure_rejects_a_task_the_teacher_tested(out: Path) -> None:
     (detail,) = task.validation.reasons
     assert "after 1 ask(s): The teacher failed: HTTP 404" in detail
     info = task.validation.evidence.instruction
-    assert info is not None and "HTTP 404" in info.fallback and not info.retried
+    assert info is not None and info.fallback.startswith("The teacher failed: HTTP 404")
+    assert not info.retried
     assert task.instruction == REQUEST

@@ -307,7 +307,7 @@ def _unwritten(task: Task, written: _Written, asks: int) -> Task:
         version=REWRITE_VERSION,
         rewrite="none",
         teacher=written.teacher,
-        fallback=written.fallback,
+        fallback=written.problem,  # no offline text was used either
         retried=written.retried,
     )
     update = {
