@@ -240,24 +240,28 @@ def _retried(
 ) -> tuple[float, RunOutcome]:
     """The limit of the reference's other runs, and its first run: when that one timed out,
     it is tried once more with SLOW_CHECK_FACTOR times the limit (which the others get)."""
-    longer = min(cfg.timeout_s * SLOW_CHECK_FACTOR, SLOW_CHECK_MAX_S)
-    if first.status != Outcome.TIMEOUT or longer <= cfg.timeout_s:
-        return cfg.timeout_s, first
-    again = runner.run(full, longer)
-    if again.status == Outcome.TIMEOUT:
-        result.notes.append(f"the check ran past {longer:.0f} s on the reference too")
-    return longer, again
+    limit, run = _again_if_timed_out(runner, full, first, cfg.timeout_s, SLOW_CHECK_FACTOR)
+    if limit > cfg.timeout_s and run.status == Outcome.TIMEOUT:
+        result.notes.append(f"the check ran past {limit:.0f} s on the reference too")
+    return limit, run
 
 
 def _decided(runner: ControlRunner, control: dict[str, str], timeout: float) -> RunOutcome:
     """A must-fail control's run; one that hit the limit decides nothing (a loaded machine
     slows a start that fails in seconds past it), so it is tried once more with ROOM times
     the limit, and stays a timeout (unknown) only when that one ends the same way."""
-    run = runner.run(control, timeout)
-    longer = min(timeout * ROOM, SLOW_CHECK_MAX_S)
+    return _again_if_timed_out(runner, control, runner.run(control, timeout), timeout, ROOM)[1]
+
+
+def _again_if_timed_out(
+    runner: ControlRunner, files: dict[str, str], run: RunOutcome, timeout: float, factor: float
+) -> tuple[float, RunOutcome]:
+    """``run`` (made with ``timeout``), or, when it timed out, a second run of ``files`` with
+    ``factor`` times the limit (at most SLOW_CHECK_MAX_S); the limit of the run returned."""
+    longer = min(timeout * factor, SLOW_CHECK_MAX_S)
     if run.status != Outcome.TIMEOUT or longer <= timeout:
-        return run
-    return runner.run(control, longer)
+        return timeout, run
+    return longer, runner.run(files, longer)
 
 
 def _run_mutants(
