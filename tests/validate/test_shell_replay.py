@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -157,3 +158,34 @@ def test_a_control_that_times_out_once_is_run_again_with_room(tmp_path: Path) ->
     task = tasks_of(out)[repair.id]
     assert rows[repair.id].status == "accepted", task.validation.reasons
     assert task.validation.controls["prefix"].result == "fail"
+
+
+@pytest.mark.slow
+def test_mutants_are_given_twice_the_reference_s_time(tmp_path: Path) -> None:
+    """pi-mono's ``npm run check`` took 17 s on the reference and its mutants were given
+    ``mutant_timeout_s`` (20 s): under load they ran past it and counted as unknown. Every
+    mutant is now given twice the reference's slowest run where that is more. Here the
+    project's conftest sleeps 2.5 s when the fixed module is the reference's and 4 s when it is
+    anything else: with a 4 s limit every mutant timed out; now each is judged."""
+    from trajforge.verifiers.validate.files import read_tree
+
+    out = tmp_path / "out"
+    pipeline.run([FIXTURES / "pi" / "repair.jsonl"], out)
+    repair = next(t for t in tasks_of(out).values() if t.family == "repair")
+    task_dir = out / "tasks" / repair.id
+    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
+    (fixed,) = [p for p, text in oracle.items() if p.endswith(".py") and start.get(p) != text]
+    digest = hashlib.sha256(oracle[fixed].encode()).hexdigest()
+    slow = (
+        "import hashlib\nimport pathlib\nimport time\n\n\ndef pytest_sessionstart(session):\n"
+        f"    text = pathlib.Path({fixed!r}).read_bytes()\n"
+        f"    time.sleep(2.5 if hashlib.sha256(text).hexdigest() == {digest!r} else 4.0)\n"
+    )
+    for folder in ("workspace", "oracle"):  # the project's own, unchanged by the fix
+        (task_dir / folder / "conftest.py").write_text(slow)
+    config = ValidateConfig(max_mutants=3, mutant_timeout_s=4.0, batch_mutants=False)
+    rows = {r.id: r for r in run.run(out, local_context(config))}
+    task = tasks_of(out)[repair.id]
+    assert rows[repair.id].status == "accepted", task.validation.reasons
+    summary = task.validation.evidence.mutant_summary
+    assert summary is not None and summary.unknown == 0 and summary.killed >= 1, summary

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from trajforge.verifiers.validate.config import load_config
 from trajforge.verifiers.validate.junit import RunOutcome, parse_junit, runs_pytest
 from trajforge.verifiers.validate.junit import TestResult as Case
 from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell, wilson
+from trajforge.verifiers.validate.runner_files import only_checks
 
 XML = """<?xml version="1.0"?><testsuites><testsuite>
 <testcase classname="test_calc" name="test_inside"/>
@@ -183,3 +185,24 @@ def test_a_pytest_run_with_no_report_keeps_what_pytest_said() -> None:
     assert run.status == "error"
     assert run.detail.startswith("exit 4: pytest wrote no JUnit report\n")
     assert "unrecognized arguments: --reruns=2" in run.detail
+
+
+def test_a_check_that_only_type_checks_or_lints_is_told_from_one_that_runs_code() -> None:
+    """The reference is run once where every program the check runs, itself or through the
+    scripts it names (in any member), is a type checker or linter: pi-mono's ``npm run check``
+    took 17 to 109 s a run, three times over. A test runner, ``node``, an install or a script
+    with no body anywhere is not a checker."""
+    check = "biome check --write . && npm run check --workspaces --if-present && tsgo --noEmit"
+    root = {"scripts": {"check": check, "test": "vitest run", "build": "tsgo -p . && node x.js"}}
+    web = {"scripts": {"check": "tsc --noEmit && cd example && tsc --noEmit", "lint": "eslint ."}}
+    files = {"package.json": json.dumps(root), "packages/web/package.json": json.dumps(web)}
+    static = [
+        "npm run check", "npx tsc --noEmit", "pnpm exec eslint src", "yarn lint",
+        "python -m mypy src && ruff check .", "cd web && CI=1 tsc -p .",
+    ]  # fmt: skip
+    running = [
+        "npm test", "npm run build", "pytest -q", "npm install && tsc", "yarn install",
+        "tsc && node dist/main.js", "yarn missing", "make check", "tsc | tee log",
+    ]  # fmt: skip
+    assert [c for c in static if not only_checks(c, files)] == []
+    assert [c for c in running if only_checks(c, files)] == []

@@ -30,6 +30,7 @@ from trajforge.verifiers.validate.files import layered, read_tree, write_tree
 from trajforge.verifiers.validate.junit import RunOutcome, outcome_of
 from trajforge.verifiers.validate.observe import CallInput
 from trajforge.verifiers.validate.rules import judge_oracle, mutant_cell
+from trajforge.verifiers.validate.runner_files import only_checks
 from trajforge.verifiers.validate.runners import runner_for
 
 log = logging.getLogger(__name__)
@@ -194,7 +195,7 @@ SLOW_CHECK_MAX_S = 900.0
 """The longest any one run of a check is given."""
 ROOM = 2.0
 """Every run of a check whose reference took more than ``timeout_s / ROOM`` (and every mutant's
-run of one slower than ``mutant_timeout_s``) is given this many times its slowest run."""
+run, where that is more than ``mutant_timeout_s``) is given this many times its slowest run."""
 
 
 def _oracle_runs(
@@ -206,11 +207,19 @@ def _oracle_runs(
 ) -> ValidateConfig:
     """The reference's runs; the settings every later run takes: a check that took more than
     half its limit on the reference (or ran past it: :func:`_retried`) gives every run twice
-    its slowest time (``result.timeout_s``, verify's too), and a mutant never less than it."""
+    its slowest time (``result.timeout_s``, verify's too), and a mutant never less than twice
+    it. A check that only type-checks or lints (:func:`only_checks`) runs once on it."""
     missing = len(files.task.files.unknown)
     first = runner.run(full, cfg.timeout_s)
     limit, first = _retried(runner, full, cfg, result, first)
-    for n in range(cfg.oracle_runs):
+    runs = cfg.oracle_runs
+    if runs > 1 and runner.runner is None and only_checks(runner.command, full):
+        runs = 1  # a type checker or linter answers the same on the same files
+        result.notes.append(
+            "the check only type-checks or lints: it answers the same on the same files, "
+            "so the reference is run once"
+        )
+    for n in range(runs):
         run = first if n == 0 else runner.run(full, limit)
         result.oracle_runs.append(run)
         if n == 0 and run.rejects() and (missing or run.status in (Outcome.ERROR, Outcome.TIMEOUT)):
@@ -226,8 +235,8 @@ def _oracle_runs(
             f"{cfg.timeout_s:.0f}: every run of it (and verify's) is given {room:.0f} s"
         )
         cfg = cfg.model_copy(update={"timeout_s": room})
-    if slowest > cfg.mutant_timeout_s:  # every mutant would time out: unknown, not judged
-        cfg = cfg.model_copy(update={"mutant_timeout_s": max(room, cfg.mutant_timeout_s)})
+    if room > cfg.mutant_timeout_s:  # a mutant given less than ROOM× the reference's time
+        cfg = cfg.model_copy(update={"mutant_timeout_s": room})  # times out under load
     return cfg
 
 

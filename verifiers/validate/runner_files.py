@@ -256,6 +256,62 @@ _RUNS_SCRIPT = re.compile(
 """A script run by name: ``npm run check``, ``pnpm run lint``, ``yarn typecheck``."""
 
 
+_SEGMENT = re.compile(r"&&|\|\||[;|\n]")
+_ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_RUNS_BY_NAME = frozenset({"npm", "pnpm", "yarn", "bun"})
+
+
+def only_checks(command: str, files: Mapping[str, str]) -> bool:
+    """Every program the check runs, itself or through the package.json scripts it names (in
+    any of ``files``' manifests), is a type checker or linter (``npm run check`` → ``biome
+    check . && tsgo --noEmit``): it reads the files and runs none of them, so it answers the
+    same on the same files. Scripts run by name are followed and ``cd`` is allowed; anything
+    else (a test runner, ``node``, ``make``, ``npm install``) is not a checker."""
+    manifests = [t for p, t in files.items() if PurePosixPath(p).name == "package.json"]
+    names = _scripts_run(command, manifests, tests=False)
+    named = [(n, b) for t in manifests for n in names if isinstance(b := _script(t, n), str)]
+    scripts, bodies = frozenset(n for n, _ in named), [b for _, b in named]
+    return all(
+        _checker_words(_words(part), scripts)
+        for text in (command, *bodies)
+        for part in _SEGMENT.split(text)
+    )
+
+
+def _words(part: str) -> list[str] | None:
+    """A simple command's words, its leading variable assignments left out (None: unparsable)."""
+    try:
+        words = shlex.split(part)
+    except ValueError:
+        return None
+    while words and _ASSIGNMENT.match(words[0]):
+        words = words[1:]
+    return words
+
+
+def _checker_words(words: list[str] | None, scripts: frozenset[str]) -> bool:
+    """One simple command runs a checker (also through ``npx``, ``pnpm exec``, ``python -m``),
+    changes folder, or runs a script by name (``scripts``: those with a body, read on their
+    own)."""
+    if words is None:
+        return False
+    if not words:
+        return True
+    program, args = PurePosixPath(words[0]).name, words[1:]
+    if program in ("npx", "bunx"):
+        return _checker_words([a for a in args if not a.startswith("-")][:1], scripts)
+    if re.fullmatch(r"python[\d.]*", program) and args[:1] == ["-m"]:
+        return _checker_words(args[1:], scripts)
+    if program in _RUNS_BY_NAME:
+        if args[:1] in (["exec"], ["dlx"]):
+            return _checker_words(args[1:], scripts)
+        sub = [a for a in args if not a.startswith("-")]
+        if sub[:1] in (["run"], ["run-script"]):
+            return True
+        return program != "npm" and bool(sub) and sub[0] in scripts  # ``yarn typecheck``
+    return program == "cd" or CHECKERS.fullmatch(program) is not None
+
+
 def _silences(text: str, before: list[str]) -> str | None:
     """The first suppression comment ``text`` has more of than every earlier version had."""
     counts = Counter(_found_all(text))
