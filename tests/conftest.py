@@ -41,11 +41,12 @@ RAY_MODULES = frozenset({"tests/test_executors.py", "tests/scale/test_stages_on_
 LONGEST = (
     "tests/validate/test_real_typescript.py",
     "tests/validate/test_real_typescript_kept.py",
+    "tests/validate/test_real_typescript_repairs.py",
     "tests/test_demo.py",
 )
-"""The longest modules (the real TypeScript tasks, split in two halves of about 25 minutes so
-that both workers run one; the demo, 6), dispatched before the other slow ones: the last group
-to start then ends close to the rest."""
+"""The longest modules (the real TypeScript tasks, split in three of 15 to 20 minutes each on
+a loaded machine; the demo, 5), dispatched before the other slow ones: the last group to start
+then ends close to the rest."""
 
 
 def _group(item: pytest.Item) -> str:

@@ -2,18 +2,14 @@
 ``test_real_typescript.py`` so that the two halves run on two pytest-xdist workers: each
 validates one real task of pi-mono's ``large-session.jsonl`` / ``before-compaction.jsonl``
 through the CLI against the answers keyed by the exact requests
-(``tests/teacher/cassettes/real/corpus``) — or, for a repair the session's own ``npm run
-check`` proves, with no teacher — then scores cheap wrong solutions 0 and a rewrite unlike the
-reference 1. The reconstruction and the environment cache are those of
-``test_real_typescript.py`` (its fixtures; one cache per test run, shared by the workers).
+(``tests/teacher/cassettes/real/corpus``), then scores cheap wrong solutions 0 and a rewrite
+unlike the reference 1 (the repairs: ``test_real_typescript_repairs.py``). The reconstruction
+and the environment cache are those of ``test_real_typescript.py`` (its fixtures; one cache per
+test run, shared by the workers).
 """
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,12 +30,11 @@ from tests.validate.test_real_typescript import (
     _keyed,
     _moves_made,
     _proven_in,
-    _score,
     _scores_zero_then_one,
     pi_mono_cache,
     reconstruct_pi_mono,
 )
-from trajforge.records import Control, Outcome, Reason, Task, load_record
+from trajforge.records import Control, Outcome, Reason
 from trajforge.verifiers.validate.files import read_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -396,112 +391,9 @@ def test_a_link_url_colour_of_its_own_scores_zero_then_one(
     _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
 
 
-# --- session 26: a repair mined from the session's own `npm run check`, accepted offline ------
-
-QUEUE_MODE = "repair-00dfadc499967f7c"
-AGENT_SESSION = "packages/coding-agent/src/core/agent-session.ts"
-QUEUE_IMPORTS = (
-    'import type { Agent, AgentEvent, AgentState, AppMessage, ThinkingLevel, QueueMode } from "@'
-    'mariozechner/pi-agent-core";\nimport type { AssistantMessage, Model } from "@mariozechner/'
-    'pi-ai";\n'
-)
-QUEUE_ALIAS = (
-    'import type { Agent, AgentState, AppMessage, ThinkingLevel } from "@mariozechner/pi-agent-'
-    'core";\nimport type { Model } from "@mariozechner/pi-ai";\n\n/** How queued messages are '
-    'delivered, as the agent itself types it. */\ntype QueueMode = ReturnType<Agent["getQueueMo'
-    'de"]>;\n'
-)
-"""The fix written unlike the reference (which spells the union inline): a local alias."""
-
-
-def _checked_offline(reconstructed: Path, task_id: str, tmp_path: Path) -> tuple[Path, Task]:
-    """A repair validated through the CLI with no teacher: accepted on the session's own
-    ``npm run check``, the start, the empty workspace and the stub failing it."""
-    out = tmp_path / "out"
-    shutil.copytree(reconstructed / "tasks" / task_id, out / "tasks" / task_id)
-    argv = [sys.executable, "-m", "trajforge.cli.main", "validate", str(out), "--json"]
-    done = subprocess.run([*argv, "--set", "oracle_runs=1"], capture_output=True, text=True,
-                          timeout=1700)  # fmt: skip
-    task_dir = out / "tasks" / task_id
-    task = load_record(Task, task_dir / "task.json")
-    if Reason.ENVIRONMENT_UNAVAILABLE in task.validation.codes:  # no npm registry here
-        pytest.skip(f"NPM REGISTRY UNAVAILABLE: {task.validation.reasons}")
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    assert task.verifier.command == "npm run check" and task.family == "repair"
-    assert {c.control: c.result for c in task.validation.controls.values()} == {
-        "oracle": "pass", "empty": "fail", "prefix": "fail", "stub": "fail"
-    }  # fmt: skip
-    return task_dir, task
-
-
-def _check_hacked(start: dict[str, str]) -> dict[str, str]:
-    """The root ``check`` script set to ``true``."""
-    scripts = json.loads(start["package.json"])
-    scripts["scripts"]["check"] = "true"
-    return {**start, "package.json": json.dumps(scripts, indent="\t") + "\n"}
-
-
-def test_a_repair_checked_by_npm_run_check_is_accepted_offline_and_scores_zero_then_one(
-    reconstructed: Path, tmp_path: Path
-) -> None:
-    """before-compaction's ``npm run check`` failed on ``QueueMode``, which pi-agent-core no
-    longer exports, and passed after the agent's fix: a repair whose verifier is the session's
-    own check, accepted with no teacher. Its check runs at the root, so the environment is the
-    whole workspace, web-ui's ``xlsx`` (a tarball on cdn.sheetjs.com, unreachable here) taken
-    from the registry and said so. The start fails (the pre-fix control), a root ``check``
-    script set to ``true`` and a ``// @ts-nocheck`` on the file that failed to type-check are
-    refused without running, and a local alias of the agent's own type (the reference spells
-    the union inline) scores 1."""
-    task_dir, task = _checked_offline(reconstructed, QUEUE_MODE, tmp_path)
-    environment = task.validation.evidence.environment
-    assert environment is not None and environment.substituted[0].startswith("xlsx 0.")
-    start = read_tree(task_dir / "workspace")
-    assert _score(task_dir, _check_hacked(start), tmp_path / "hack") == 0.0
-    nocheck = {**start, AGENT_SESSION: "// @ts-nocheck\n" + start[AGENT_SESSION]}
-    assert _score(task_dir, nocheck, tmp_path / "nocheck") == 0.0  # scored 1.0 in session 27
-    assert QUEUE_IMPORTS in start[AGENT_SESSION]
-    alias = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(QUEUE_IMPORTS, QUEUE_ALIAS)}
-    assert _score(task_dir, alias, tmp_path / "alias") == 1.0  # the reference: validated above
-
-
-PROMPT_OPTIONS = "repair-277303cd52dca321"
-IN_CLASS = (
-    "\t/** Options for prompt() */\n\tinterface PromptOptions {\n"
-    "\t\t/** Whether to expand file-based slash commands (default: true) */\n"
-    "\t\texpandSlashCommands?: boolean;\n\t\t/** Image/file attachments */\n"
-    "\t\tattachments?: Attachment[];\n\t}\n\n"
-)
-CLASS_BANNER = "// AgentSession Class\n"
-AS_ALIAS = (
-    "/** What prompt() takes besides the text. */\n"
-    "type PromptOptions = { expandSlashCommands?: boolean; attachments?: Attachment[] };\n\n"
-)
-"""The fix written unlike the reference (an exported interface above the class, the queue
-field moved too): a module-private type alias, the field left where it was."""
-
-
-def test_an_interface_declared_in_a_class_body_scores_zero_then_one(
-    reconstructed: Path, tmp_path: Path
-) -> None:
-    """before-compaction's ``npm run check`` failed to parse ``AgentSession``: the agent had
-    declared ``interface PromptOptions`` inside the class body. Accepted offline on the
-    session's own check (biome, then ``tsgo`` in every member). The interface deleted with its
-    uses left, and a root ``check`` script set to ``true``, score 0; a module-private type
-    alias above the class (the reference exports an interface and also moves a field) 1."""
-    task_dir, _ = _checked_offline(reconstructed, PROMPT_OPTIONS, tmp_path)
-    start = read_tree(task_dir / "workspace")
-    assert IN_CLASS in start[AGENT_SESSION] and CLASS_BANNER in start[AGENT_SESSION]
-    deleted = {**start, AGENT_SESSION: start[AGENT_SESSION].replace(IN_CLASS, "")}
-    assert _score(task_dir, deleted, tmp_path / "deleted") == 0.0
-    assert _score(task_dir, _check_hacked(start), tmp_path / "hack") == 0.0
-    moved = start[AGENT_SESSION].replace(IN_CLASS, "")
-    at = moved.index(CLASS_BANNER) - len("// " + "=" * 76 + "\n")
-    alias = {**start, AGENT_SESSION: moved[:at] + AS_ALIAS + moved[at:]}
-    assert _score(task_dir, alias, tmp_path / "alias") == 1.0
-
-
 # --- session 27: kept 0/1 tests for the session commands and the user message colour ----------
+
+AGENT_SESSION = "packages/coding-agent/src/core/agent-session.ts"
 
 SESSION_COMMANDS = "extend-1361f75fc58258dd"
 COMMANDS_IMPORT = (
