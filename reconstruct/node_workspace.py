@@ -9,9 +9,10 @@ the whole workspace.
 
 A member imported by another resolves through its manifest's ``main`` / ``types`` /
 ``exports`` — usually a ``dist/`` folder no repository commits. Such a member is compiled
-before the checks run, with the compiler its own ``build`` script runs (the ``tsc`` / ``tsgo``
-part only: what else a build script does, such as generating sources from the network, is
-never run), in dependency order.
+before the checks run, with the compiler or bundler its own ``build`` script runs (the
+``tsc`` / ``tsgo`` part, or ``tsup``, ``tsdown``, ``esbuild``, ``rollup``, ``unbuild``, ``vite
+build``: what else a build script does, such as generating sources from the network, is never
+run), in dependency order.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ from trajforge.reconstruct.node_project import manifest
 
 COMPILERS = ("tsc", "tsgo")
 """Programs a build script's compile step runs (TypeScript's and its native preview)."""
+BUNDLERS = ("tsup", "tsdown", "esbuild", "rollup", "unbuild", "vite")
+"""Bundlers a build script may make the member's entry with instead (``vite`` as ``vite
+build``): run from the member's own ``node_modules``, offline like the compilers."""
 _DEP_KEYS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 _CD = re.compile(r"^\s*cd\s+(\S+)\s*(?:&&|;)")
 _SEGMENTS = re.compile(r"&&|\|\||;")
@@ -138,7 +142,8 @@ def _entry_present(files: Mapping[str, str], folder: str) -> bool:
 
 
 def _compile_step(files: Mapping[str, str], folder: str) -> str | None:
-    """The ``tsc`` / ``tsgo`` part of the member's ``build`` script (None: it has none)."""
+    """The first part of the member's ``build`` script that makes its entry: a ``tsc`` /
+    ``tsgo`` that emits, or a bundler (:data:`BUNDLERS`); None: it has none."""
     scripts = manifest(files, folder).get("scripts")
     build = scripts.get("build") if isinstance(scripts, dict) else None
     if not isinstance(build, str):
@@ -147,6 +152,11 @@ def _compile_step(files: Mapping[str, str], folder: str) -> str | None:
         words = segment.split()
         if words and words[0] in ("npx", "pnpm", "yarn") and len(words) > 1:
             words = [w for w in words[1:] if w not in ("exec", "--no-install")]
-        if words and words[0] in COMPILERS:
+        if words and ((words[0] in COMPILERS and "--noEmit" not in words) or _bundles(words)):
             return " ".join(words)
     return None
+
+
+def _bundles(words: list[str]) -> bool:
+    """The words run a bundler's build (``tsup src/index.ts``, ``vite build``, ``rollup -c``)."""
+    return words[0] in BUNDLERS and (words[0] != "vite" or words[1:2] == ["build"])

@@ -97,19 +97,27 @@ def test_compile_steps_only_for_imported_members_without_their_entry() -> None:
         # imported, but its entry is committed: nothing to build
         "d/package.json": _package("d", main="index.js", scripts={"build": "tsc"}),
         "d/index.js": "",
-        # imported, but its build runs no TypeScript compiler: nothing it can be built with
-        "e/package.json": _package("e", main="dist/e.js", scripts={"build": "rollup -c"}),
-        "f/package.json": _package("f", dependencies={"d": "1", "e": "1"}),
+        # imported, built by a bundler; a compiler that emits nothing is a check, not a build
+        "e/package.json": _package(
+            "e", main="dist/e.js", scripts={"build": "tsc --noEmit && npx rollup -c"}
+        ),
+        # imported, built by a script of its own: nothing it can be built with here
+        "g/package.json": _package("g", main="dist/g.js", scripts={"build": "node build.mjs"}),
+        "h/package.json": _package("h", main="dist/h.js", scripts={"build": "vite"}),
+        "f/package.json": _package("f", dependencies={"d": "1", "e": "1", "g": "1", "h": "1"}),
     }
     members = sorted(p for p in files if p.endswith("package.json"))
     assert compile_steps("", members, files) == (
         "cd c && tsc -p tsconfig.build.json",
         "cd b && tsgo -b",
+        "cd e && rollup -c",
     )
     assert needed_members("", members, files, ["f/x.js"]) == [
         "d/package.json",
         "e/package.json",
         "f/package.json",
+        "g/package.json",
+        "h/package.json",
     ]
 
 
@@ -161,3 +169,30 @@ def test_the_member_a_check_imports_is_compiled_from_the_live_workspace(tmp_path
         failed = box.run("cd packages/app && npm test")
     assert passed.exit_code == 0, passed.stdout + passed.stderr
     assert failed.exit_code != 0 and "HI ANN" in failed.stdout + failed.stderr
+
+
+BUNDLED = Path(__file__).parents[1] / "fixtures" / "npm_workspace_bundled"
+
+
+@pytest.mark.slow
+def test_a_member_built_by_a_bundler_is_bundled_from_the_live_workspace(tmp_path: Path) -> None:
+    """``tests/fixtures/npm_workspace_bundled``: ``@mono/shapes``' ``main`` is
+    ``dist/index.js``, made by ``rimraf dist && tsup src/index.ts --format cjs`` (no ``tsc``
+    anywhere: before bundlers were read, nothing built it and ``@mono/app``'s test failed to
+    load it). The bundler step is run before each check, from the workspace as it is then."""
+    files = {p.relative_to(BUNDLED).as_posix(): p.read_text() for p in BUNDLED.rglob("*.*")}
+    env = detect(files, "cd packages/app && npm test", (), ("packages/app/src/index.js",))
+    assert env is not None
+    assert env.recipes[0].builds == ("cd packages/lib && tsup src/index.ts --format cjs",)
+    ensure(env, files, tmp_path / "cache")
+    folder = store.folder(tmp_path / "cache", env.hash)
+    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
+    workspace = write_tree(tmp_path / "ws", files)
+    with sandbox.session(workspace, Limits(timeout_s=120)) as box:
+        passed = box.run("cd packages/app && npm test")
+        lib = workspace / "packages/lib/src/index.ts"
+        lib.write_text(lib.read_text().replace("width * height", "width + height"))
+        box.reset(workspace)
+        failed = box.run("cd packages/app && npm test")
+    assert passed.exit_code == 0, passed.stdout + passed.stderr
+    assert failed.exit_code != 0 and "14 !== 26" in failed.stdout + failed.stderr
