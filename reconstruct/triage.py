@@ -123,6 +123,9 @@ class Drop:
     """What exactly triggered the reason."""
     text: str
     """The request (shortened), for the report."""
+    leans: bool = False
+    """``not_self_contained`` only because the turn leans on the one before it (it corrects,
+    continues or points back to it): read after the request it follows, it may stand."""
 
 
 @dataclass
@@ -342,8 +345,8 @@ def judge(
     resolved = resolve(thread.request, roots.main, known, later)
     preview = _preview(thread.request)
 
-    def drop(reason: Reason, detail: str) -> tuple[Drop, str]:
-        return Drop(reason, thread.first, thread.last, detail, preview), resolved.text
+    def drop(reason: Reason, detail: str, leans: bool = False) -> tuple[Drop, str]:
+        return Drop(reason, thread.first, thread.last, detail, preview, leans), resolved.text
 
     if thread.quotes is not None:
         return drop(Reason.NOT_SELF_CONTAINED, thread.quotes)
@@ -369,9 +372,10 @@ def judge(
         return drop(Reason.WORKSPACE_INCOMPLETE, f"the person says they changed files by hand "
                     f"({thread.by_hand!r}): no event recorded those edits")  # fmt: skip
     worked = edits or touched(events, thread.first, thread.last)
-    problem = _answers_question(events, thread, later) or resolved.problem
+    asked = _answers_question(events, thread, later)
+    problem = asked or resolved.problem
     if problem is not None and (worked or (answer and not resolved.vague)):
-        return drop(Reason.NOT_SELF_CONTAINED, problem)
+        return drop(Reason.NOT_SELF_CONTAINED, problem, asked is None and resolved.leans)
     if (unstated := _unstated(thread, body(resolved.text), edits, changed)) is not None:
         return drop(Reason.NOT_SELF_CONTAINED, unstated)
     if thread.asked:  # the task states the questions its replies answer

@@ -73,6 +73,9 @@ class Resolved:
     vague: bool = False
     """The only problem is that a short later turn names nothing (:data:`VAGUE`): it points
     nowhere, so when the thread changed no file the request is no task for another reason."""
+    leans: bool = False
+    """The problem is that the turn leans on the one before it (corrects it, continues it,
+    points back to it, or names nothing): read after the request it follows, it may stand."""
 
 
 def resolve(text: str, root: str | None, known: Known, later: bool = False) -> Resolved:
@@ -101,9 +104,10 @@ def resolve(text: str, root: str | None, known: Known, later: bool = False) -> R
     rewritten = host_paths(rewritten, root)
     if problem is None:
         problem = _outside_paths(rewritten)
+    leans = False
     if problem is None:
-        problem = _dangling(rewritten, later, _file_names(paths), known)
-    return Resolved(rewritten, problem, problem == VAGUE)
+        problem, leans = _dangling(rewritten, later, _file_names(paths), known)
+    return Resolved(rewritten, problem, problem == VAGUE, leans)
 
 
 def _file_names(paths: Iterable[str]) -> list[re.Pattern[str]]:
@@ -158,24 +162,27 @@ def body(text: str) -> str:
     return text
 
 
-def _dangling(text: str, later: bool, names: Sequence[re.Pattern[str]], known: Known) -> str | None:
-    """A request that cannot be read alone: too short, pasted output, pointing back.
-    ``names``: the workspace's files as a request may name them in words."""
+def _dangling(
+    text: str, later: bool, names: Sequence[re.Pattern[str]], known: Known
+) -> tuple[str | None, bool]:
+    """Why a request cannot be read alone (too short, pasted output, pointing back), and
+    whether it is because it leans on the turn before it (:func:`_points_back`). ``names``:
+    the workspace's files as a request may name them in words."""
     prose, pasted = _prose(text)
     words = word_count(prose)
     if words < rules.MIN_REQUEST_WORDS:
-        return f"too short to state a task ({words} word(s))"
+        return f"too short to state a task ({words} word(s))", False
     if (m := rules.BACK_REFERENCE.search(prose)) is not None:
-        return f"refers to the conversation ({m.group(0)!r})"
+        return f"refers to the conversation ({m.group(0)!r})", False
     if pasted and words < rules.MIN_PROSE_WORDS:
-        return f"pasted output with little request around it ({words} word(s))"
+        return f"pasted output with little request around it ({words} word(s))", False
     short = words <= rules.SHORT_REQUEST_WORDS
     anchored = bool(rules.ANCHOR.search(prose)) or any(n.search(prose) for n in names)
     shown = pasted and prose.strip().split("\n", 1)[0].rstrip().endswith(":")
     found = _points_back(prose, later, short, anchored or shown)
     if found == VAGUE and known.names_in_words(prose):
-        return None  # "our themes need explicit tokens for the thinking level border"
-    return found
+        return None, False  # "our themes need explicit tokens for the thinking level border"
+    return found, found is not None
 
 
 def _prose(text: str) -> tuple[str, bool]:

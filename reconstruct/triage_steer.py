@@ -7,7 +7,9 @@ the system prompt. see main.ts", "like, can't we make this even better? … a sh
 Judged apart, the first is ``harness_error`` and the second ``not_self_contained``, and a real
 change is lost. Judged as one thread, the request states the subject and the steer the
 correction. A steer that stands alone (it is kept, or dropped for another reason) is a new
-request, and the cut-off one stays a drop.
+request, and the cut-off one stays a drop. Likewise a correction after finished work ("no
+conosle logs! setTheme should return an error …") joins the request whose work it corrects:
+apart, it is ``not_self_contained`` and the request's task pins the state the person rejected.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
+from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct.triage import Drop, Thread, answer_of, judge
 from trajforge.reconstruct.triage_live import Roots, first_change, touched
 from trajforge.reconstruct.triage_request import Known, body, untagged
@@ -36,7 +39,8 @@ def judged(
     :func:`~trajforge.reconstruct.triage.judge`); a request cut off before it touched anything
     and a turn right after it that cannot stand alone (judged as if it had finished: it may
     be cut off in turn, and steered again) come out as one thread; so do a request for a plan
-    and the reply that leans on it and led to the work."""
+    and the reply that leans on it and led to the work, and a kept request and the turns after
+    it that correct or continue its work (:func:`_corrected`)."""
     n = 0
     while n < len(threads):
         thread = threads[n]
@@ -56,8 +60,53 @@ def judged(
             thread = steered(thread, then, answer, _before_work(events, then))
             drop, request = judge(events, thread, roots, known, changed, later=n > 0)
             n += 1
+        while drop is None and n + 1 < len(threads):
+            joined = _corrected(events, thread, threads[n + 1], roots, known, changed)
+            if joined is None:
+                break
+            then_drop, then_request = judge(events, joined, roots, known, changed, later=n > 0)
+            if then_drop is not None:
+                break  # the two read as one still do not make a task: each stands as judged
+            thread, drop, request = joined, then_drop, then_request
+            n += 1
         yield thread, drop, request
         n += 1
+
+
+def _corrected(
+    events: Sequence[Event], thread: Thread, then: Thread, roots: Roots, known: Known,
+    changed: Callable[[int, int], bool],
+) -> Thread | None:  # fmt: skip
+    """``thread`` with ``then`` joined when ``then`` corrects or continues its work: both
+    changed files, and ``then``, judged alone, cannot stand only because it leans on the turn
+    before it ("no conosle logs! setTheme should return an error …", "well, i think it should
+    be toolTitle and toolOutput?", "actually, can you revert that? i actually want to move
+    those files …") and the agent finished it (:func:`_finished`). A question about the work,
+    a turn naming the harness's tools, one pointing into the conversation ("where were we"), or
+    one the agent answered with a plan or left mid-work is not joined; None when not joined."""
+    if not touched(events, thread.first, thread.last) or not touched(events, then.first, then.last):
+        return None
+    if not _finished(events, then):
+        return None
+    alone, _ = judge(events, then, roots, known, changed, True)
+    if alone is None or not alone.leans:
+        return None
+    # judged by the request it follows (which stands), stated with the correction after it
+    stated = f"{thread.instruction}\n\n{then.asked or then.request}"
+    return replace(steered(thread, then), request=thread.request, asked=stated)
+
+
+def _finished(events: Sequence[Event], thread: Thread) -> bool:
+    """The agent finished the thread's work: it ends on something the assistant said after
+    its last call, and that is no proposal waiting for a reply. A correction the agent answered
+    with a plan ("Want me to proceed with this structure?") or left mid-work (the person spoke
+    again while its edits ran) has no end a task could pin."""
+    last = next(
+        (e for e in reversed(events[thread.first : thread.last + 1]) if e.kind != "user"), None
+    )
+    if last is None or last.kind != "assistant" or not last.text.strip():
+        return False
+    return rules.PROPOSAL.search(last.text.strip()) is None
 
 
 def _settled(events: Sequence[Event], before: Thread) -> bool:

@@ -207,14 +207,54 @@ def test_an_ack_approving_the_assistants_proposal_drops_the_thread() -> None:
 
 
 @pytest.mark.parametrize(
+    "later_request",
+    [
+        "no, the block should stay as is",  # corrects the assistant
+        "undo those logger changes",  # continues the previous turn
+        "do the same for utils.py",  # refers back
+        "can you do that for utils too",  # refers back
+        "remove variant part of the id",  # names nothing
+    ],
+)
+def test_a_later_turn_that_corrects_the_work_joins_its_request(later_request: str) -> None:
+    """A turn after finished work that cannot stand alone only because it leans on it (it
+    corrects, continues or points back to it) and changes files too is read after the request
+    it follows: one task, whose end is the corrected state (alone, the request's task would pin
+    the state the person then rejected, and the correction would be dropped)."""
+    s = coding("Add a sub(a, b) function to calc.py")
+    s.user(later_request).edit("calc.py", "a - b", "b - a").say("Changed.")
+    found = run(s)
+    assert reasons(found) == []
+    (task,) = found.candidates
+    assert task.family == "extend"
+    assert task.instruction == f"Add a sub(a, b) function to calc.py\n\n{later_request}"
+    assert task.end is not None and "return b - a" in task.end.files["calc.py"]
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "Proposed layout: calc.py keeps add, ops.py gets sub. Want me to proceed with this?",
+        "",  # the person spoke again while the agent's edit ran: no word after its last call
+    ],
+)
+def test_a_correction_the_agent_did_not_finish_stays_apart(ending: str) -> None:
+    """pi-mono: "actually, can you revert that? i actually want to move those files …" (the
+    agent reverted, then asked "Want me to proceed with this structure?"), and "same for
+    queued messages? …" (the person interrupted the agent mid-edit): joined, the task's end
+    would be a plan or half an edit. The request's own task stands; the correction drops."""
+    s = coding("Add a sub(a, b) function to calc.py")
+    s.user("no, the block should stay as is").edit("calc.py", "a - b", "b - a")
+    found = run(s.say(ending) if ending else s)
+    (task,) = found.candidates
+    assert task.instruction == "Add a sub(a, b) function to calc.py"
+    assert [r for r, _ in reasons(found)] == ["not_self_contained"]
+
+
+@pytest.mark.parametrize(
     ("later_request", "why"),
     [
         ("fix it", "too short"),
-        ("no, the block should stay as is", "corrects the assistant"),
-        ("undo those logger changes", "continues the previous turn"),
-        ("do the same for utils.py", "refers back"),
-        ("can you do that for utils too", "refers back"),
-        ("remove variant part of the id", "names no file"),
         ("this plan must be written so that you can start a new session and pick up from it, "
          "reading the diff of the current work tree and any files necessary", "conversation"),
         ("@core/src/missing.ts use the logger", "not a file the session's workspace holds"),
@@ -223,6 +263,9 @@ def test_an_ack_approving_the_assistants_proposal_drops_the_thread() -> None:
     ],
 )  # fmt: skip
 def test_a_later_turn_that_needs_the_conversation_is_dropped(later_request: str, why: str) -> None:
+    """A later turn that cannot stand for another reason than leaning on the work before it
+    (too short, a question about it, the conversation itself, the harness's tools) stays a
+    drop of its own, and the task before it is the request's."""
     s = coding("Add a sub(a, b) function to calc.py")
     s.user(later_request).edit("calc.py", "a - b", "b - a").say("Changed.")
     found = run(s)

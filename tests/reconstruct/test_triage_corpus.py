@@ -298,7 +298,8 @@ def test_a_defect_stated_with_a_question_mark_is_a_request(
     commands in the interactive mode? …", which challenges it. "you still there?" asks after
     the assistant (it was "refers back ('still')"), and "no conosle logs! setTheme should
     return an error …", after a turn that asked nothing, corrects the assistant (it
-    "answered" it). Without pi-mono's repository, interactive-mode.ts is known only in part:
+    "answered" it): it joins the request whose work it corrects ("my dude, this exploded …",
+    a task here). Without pi-mono's repository, interactive-mode.ts is known only in part:
     that keeps the second and third from being tasks here (with it, they are extend
     candidates)."""
     out, summary = corpus
@@ -315,8 +316,12 @@ def test_a_defect_stated_with_a_question_mark_is_a_request(
         Reason.CONVERSATION,
         "asks about the assistant's own work or the session, not the workspace ('you still')",
     )
-    (logs,) = [d for d in drops(summary, "large-session") if d.text.startswith("no conosle logs")]
-    assert logs.detail.startswith("corrects the assistant's last turn ('no'")
+    assert not [d for d in drops(summary, "large-session") if d.text.startswith("no conosle")]
+    (exploded,) = [t for t in tasks(out) if "this exploded" in t.instruction]
+    assert exploded.instruction.endswith(
+        "\n\nno conosle logs! setTheme should return an error that the caller can display "
+        "however they want"
+    )
 
 
 def test_the_detail_says_what_the_request_is_about(

@@ -293,25 +293,27 @@ def test_a_later_request_that_muses_or_names_a_file_in_words_is_kept(request_tex
 
 
 @pytest.mark.parametrize(
-    ("request_text", "why"),
+    "request_text",
     [
-        ("hmm, no, use pnpm instead", "corrects the assistant"),
-        ("wait, does it handle the empty case too?", "corrects the assistant's last turn ('wait"),
-        ("actually, why did you change the colors?", "corrects the assistant's last turn ('act"),
+        "hmm, no, use pnpm instead",  # corrects the assistant
+        "wait, does it handle the empty case too?",
+        "actually, why did you change the colors?",
         # pi-mono's large session: the agent had edited the wrong prompt; the turn names a
         # file, but what to do there is the previous turn's (a typo inside "that's" too)
-        ("thatÄ's not the system prompt. see main.ts", "the assistant's last turn is not it"),
-        ("ok, this is not what i meant in src/text.ts", "the assistant's last turn is not it"),
-        ("ok, make muted a little brighter", "names no file"),
-        ("make the text brighter", "names no file"),  # one word of a file name is no name
+        "thatÄ's not the system prompt. see main.ts",  # the assistant's last turn is not it
+        "ok, this is not what i meant in src/text.ts",
+        "ok, make muted a little brighter",  # names no file
+        "make the text brighter",  # one word of a file name is no name
     ],
 )  # fmt: skip
-def test_a_correction_or_a_vague_later_turn_with_edits_still_drops(
-    request_text: str, why: str
+def test_a_correction_or_a_vague_later_turn_with_edits_joins_the_work_it_corrects(
+    request_text: str,
 ) -> None:
+    # was: dropped not_self_contained while the task before it pinned the state it corrected
     s = later(request_text).read("src/text.ts", "export const cut = 1\n")
     found = run(s.edit("src/text.ts", "= 1", "= 2").say("Done."))
-    assert reasons(found) == ["not_self_contained"] and why in found.drops[0].detail
+    assert reasons(found) == [] and families(found) == ["extend"], found.drops
+    assert found.candidates[0].instruction == f"Add sub(a, b) to calc.py\n\n{request_text}"
 
 
 @pytest.mark.parametrize(
@@ -337,8 +339,8 @@ def test_a_vague_later_turn_that_changed_nothing_is_no_deliverable(request_text:
         ("i suppose the workflow would be write calc.py, use  /theme to preview, modify use "
          "/theme again to preview", None),
         ("@gitter update the docs in calc.py", "names the harness agent or tool @gitter"),
-        ("do the same as before in calc.py", "refers back"),
-        ("try again with calc.py", "refers back ('again')"),
+        ("do the same as before in calc.py", "joined"),  # points back ('same'): joins its work
+        ("try again with calc.py", "joined"),
     ],
 )  # fmt: skip
 def test_words_that_only_look_like_pointers(request_text: str, why: str | None) -> None:
@@ -348,6 +350,9 @@ def test_words_that_only_look_like_pointers(request_text: str, why: str | None) 
     found = run(s)
     if why is None:
         assert families(found) == ["extend", "extend"], found.drops
+    elif why == "joined":
+        assert families(found) == ["extend"] and found.drops == []
+        assert found.candidates[0].instruction.endswith(f"\n\n{request_text}")
     else:
         assert reasons(found) == ["not_self_contained"] and why in found.drops[0].detail
 
@@ -405,11 +410,16 @@ def test_a_reply_that_names_a_file_is_a_request_of_its_own() -> None:
     assert [c.instruction for c in found.candidates][-1] == "add a mul function to calc.py"
 
 
-def test_a_correction_that_only_steers_still_answers_the_assistant() -> None:
+def test_a_correction_that_only_steers_joins_the_request_it_corrects() -> None:
+    # was: dropped "corrects the assistant's last turn ('no,'…)", the task pinning `sub`
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user("no, that's horrible. use the other name").edit("calc.py", "def sub", "def minus")
     found = run(s.say("Renamed."))
-    assert [d.detail for d in found.drops] == ["corrects the assistant's last turn ('no,'…)"]
+    (task,) = found.candidates
+    assert found.drops == [] and task.end is not None and "def minus" in task.end.files["calc.py"]
+    assert task.instruction == (
+        "Add a sub(a, b) function to calc.py\n\nno, that's horrible. use the other name"
+    )
 
 
 @pytest.mark.parametrize(
@@ -620,12 +630,11 @@ def test_a_correction_that_asks_for_new_work_at_length_is_judged_by_it() -> None
     )
     found = run(s.write("tools/sums.py", "from calc import add\n").say("Written."))
     assert families(found) == ["extend", "build"], found.drops
-    # a short steer after the correction still answers the assistant
+    # a short steer after the correction leans on the work: it joins the request
     s = coding("Add a sub(a, b) function to calc.py").say("Added sub().")
     s.user("no, that's not it. can you use calc.py's add for it?").edit("calc.py", "a - b", "b")
-    assert [d.detail for d in run(s.say("Done.")).drops] == [
-        "corrects the assistant's last turn ('no,'…)"
-    ]
+    found = run(s.say("Done."))
+    assert found.drops == [] and families(found) == ["extend"]
 
 
 def test_what_a_thread_shown_an_attachment_changed_decides_its_reason() -> None:

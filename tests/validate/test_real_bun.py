@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.validate.conftest import node_env_cache
-from tests.validate.test_real_typescript import _keyed, _zero_then_one
+from tests.validate.test_real_typescript import _keyed, _proven_in, _zero_then_one
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
@@ -83,17 +83,14 @@ def test_a_bun_app_is_proven_with_bun_test_and_scores_zero_then_one(
 
 # --- two later requests of the same session, accepted since session 20 ----------------------
 
-LOGGING = "extend-8980cce3e6b456a9"
+LOGGING = "extend-e602337c047e844a"  # extend-8980cce3 before its correction joined it
 STRUCTURED = "extend-6a8f00a78eb97cd4"
 HIDDEN = "core/src/index.hidden.test.ts"
 RUNNER_HACK = {"core/bunfig.toml": '[test]\nroot = "./nothing"\n', HIDDEN: 'import "bun:test";\n'}
 """The runner pointed elsewhere, and the hidden test emptied (its own, set aside at verify)."""
-NAMESPACE_LOG = (
-    "log.logger.info(\n"
-    "  `${serviceName} listening on ${config.http.address_listen}:${config.http.address_port}`\n"
-    ");\n"
-)
-"""The startup line logged through a namespace import of ./logging."""
+LOGGER_FIXTURES = UNLIKE.parent / "dark-factory-logger"
+"""``dark-factory-logger.{console,main-only,unlike}.ts``: the entry point of two wrong
+solutions and a rewrite of the logging task (written by a helper, each scored before kept)."""
 JOINED_LOG = (
     "const meta = [`env=${config.env}`, `host=${config.http.address_listen}`,\n"
     '  `port=${config.http.address_port}`].join(", ");\n'
@@ -114,21 +111,29 @@ def _bun_zero_then_one(
 def test_the_entry_point_logging_through_the_shared_module_scores_zero_then_one(
     reconstructed: Path, tmp_path: Path
 ) -> None:
-    """ "Update to use core/src/logging.ts": proven in three rounds, the hidden tests standing
-    in for the logging module (the reference's logging.ts declares ``logger`` twice and cannot
-    load). The start, the module imported but the console still written to, and the runner
-    hacks score 0; the reference and an entry point that logs through a namespace import 1."""
+    """ "Update to use core/src/logging.ts", then "Undo those logger chantges. just import it and
+    use the logger provided such as logger.info": one task since session 29 (apart, the first
+    was accepted pinning the custom logger the person then had undone, and the correction was
+    dropped), proven in two rounds. The start, the entry point still announcing itself with
+    ``console.log``, one that starts the server only when run as the main module, and the
+    runner hacks score 0; the reference and a rewrite (named route handlers, an error hook,
+    the startup line with its metadata) 1. (A ``const { info } = logger`` taken at import,
+    which the instruction forbids, scores 1: the tests spy on the logger before importing.)"""
     task_dir, task, result = _keyed(reconstructed, LOGGING, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    assert "./logging" in task.instruction and "hidden" not in task.instruction.lower()
-    start, oracle = read_tree(task_dir / "workspace"), read_tree(task_dir / "oracle")
-    unused = 'import { logger } from "./logging";\n' + start[INDEX]
-    body = oracle[INDEX].replace(
-        'import { logger } from "./logging";', 'import * as log from "./logging";'
-    )
-    rewrite = body[: body.index("logger.info(")] + NAMESPACE_LOG
-    _bun_zero_then_one(task_dir, tmp_path, {"imported, unused": {INDEX: unused}}, {INDEX: rewrite})
+    _proven_in(task, result, 2)
+    assert "logger.info" in task.instruction and "hidden" not in task.instruction.lower()
+    oracle = read_tree(task_dir / "oracle")
+    shared = {path: oracle[path] for path in ("core/src/logging.ts", "core/package.json")}
+
+    def entry(kind: str) -> dict[str, str]:
+        return {
+            **shared,
+            INDEX: LOGGER_FIXTURES.with_name(f"{LOGGER_FIXTURES.name}.{kind}.ts").read_text(),
+        }
+
+    wrong = {"console.log": entry("console"), "listens only as main": entry("main-only")}
+    rewrite = entry("unlike")
+    _bun_zero_then_one(task_dir, tmp_path, wrong, rewrite)
 
 
 def test_the_structured_startup_line_scores_zero_then_one(

@@ -291,6 +291,18 @@ Overlay = dict[str, str | None]
 """Files laid over the start (None: the file deleted)."""
 
 
+def fixture_overlay(name: str) -> Overlay:
+    """``tests/fixtures/real_ts/NAME/``'s files as an overlay, by their paths in the repository
+    (``X.DELETE``: X deleted) — a wrong solution or a rewrite a helper wrote and scored."""
+    root = UNLIKE.parent / name
+    files: Overlay = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        files[rel.removesuffix(".DELETE")] = None if rel.endswith(".DELETE") else path.read_text()
+    assert files, f"no overlay at {root}"
+    return files
+
+
 def _scores_zero_then_one(
     task_dir: Path, tmp_path: Path, source: str, hidden: tuple[str, str], rewrite: Overlay,
     wrong_too: Mapping[str, Overlay] | None = None,

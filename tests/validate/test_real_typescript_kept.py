@@ -22,6 +22,7 @@ from tests.validate.test_real_typescript import (
     INTERACTIVE_HIDDEN,
     LIGHT,
     PACKAGE_DIR_START,
+    RENDERER,
     THEME,
     TRUNCATED,
     TRUNCATED_SOURCE,
@@ -31,6 +32,7 @@ from tests.validate.test_real_typescript import (
     _moves_made,
     _proven_in,
     _scores_zero_then_one,
+    fixture_overlay,
     pi_mono_cache,
     reconstruct_pi_mono,
 )
@@ -53,129 +55,66 @@ def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> 
 
 # --- session 22: kept 0/1 tests for the rest of the accepted pi-mono tasks --------------------
 
-TOOL_TEXT = "extend-206003e88fdfdef1"
+TOOL_TEXT = "extend-19aa1fbd110e2c2e"  # extend-206003e8 before its correction joined it
 TOOL_EXECUTION = "packages/coding-agent/src/tui/tool-execution.ts"
-TOOL_HIDDEN = "packages/coding-agent/test/tool-execution.hidden.test.ts"
-HEADINGS = (
-    ('theme.bold(`$ ${command || theme.fg("dim", "...")}`)',
-     '`$ ${command || theme.fg("dim", "...")}`'),
-    ('theme.bold("read")', '"read"'),
-    ('theme.bold("write")', '"write"'),
-    ('theme.bold("edit")', '"edit"'),
-    ("theme.bold(this.toolName)", "this.toolName"),
+TOOL_HIDDEN = "packages/coding-agent/test/theme.hidden.test.ts"
+THEME_FILES = tuple(
+    f"packages/coding-agent/{path}"
+    for path in ("src/theme/theme.ts", "src/theme/dark.json", "src/theme/light.json",
+                 "docs/theme.md")
 )  # fmt: skip
-"""Each tool's heading as the start draws it, and the label a rewrite hands its helper."""
+"""The reference's theme files, laid under each tool-execution.ts scored (a helper wrote them
+against the reference's tokens)."""
 
 
-def _headings(source: str, helper: str) -> str:
-    """``source`` with every heading drawn through ``this.heading(label)``, defined as
-    ``helper`` (a method of the component)."""
-    for drawn, label in HEADINGS:
-        assert source.count(drawn) == 1, drawn
-        source = source.replace(drawn, f"this.heading({label})")
-    method = "\tprivate formatToolExecution(): string {"
-    return source.replace(method, f"{helper}\n\n{method}")
-
-
-def test_tool_headings_in_tool_text_score_zero_then_one(
+def test_tool_titles_and_output_in_their_own_colours_score_zero_then_one(
     reconstructed: Path, tmp_path: Path
 ) -> None:
     """ "make sure toolText is also used. tool execution uses to text color types, one for the
-    heading and one for the tool result …": proven in three rounds. The start, the stub, the
-    hidden test emptied, a vitest configuration that finds nothing, every heading drawn in
-    ``accent`` instead and only the bash heading in ``toolText`` score 0; the reference and a
-    rewrite (one ``heading`` method for every tool, the result output left as it was — the
-    reference also moved it from ``dim`` to ``muted``, which nobody asked for) 1."""
+    heading and one for the tool result …", then "well, i think it should be toolTitle and
+    toolOutput?": one task since session 29 (apart, the first was accepted pinning the one
+    ``toolText`` the person then split in two, and the correction was dropped), proven in
+    three rounds. The start, the stub, the hidden test emptied, a vitest configuration that
+    finds nothing, every heading in ``accent`` and only the bash heading in ``toolTitle``
+    score 0; the reference and a rewrite (``heading`` / ``body`` helpers, one compose method
+    per tool, the text rebuilt from the active theme on render) 1."""
     task_dir, task, result = _keyed(reconstructed, TOOL_TEXT, tmp_path)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    assert "toolText" in task.instruction and "hidden test" not in task.instruction.lower()
-    start = read_tree(task_dir / "workspace")[TOOL_EXECUTION]
-    helper = (
-        "\tprivate heading(label: string): string {\n"
-        '\t\treturn theme.fg("{}", theme.bold(label));\n\t}'
-    )
-    in_accent = _headings(start, helper.replace("{}", "accent"))
-    bash_only = start.replace(*HEADINGS[0][:1], 'theme.fg("toolText", theme.bold(`$ ${command}`))')
+    _proven_in(task, result, 3, Reason.WEAK_MUTANT_KILL)
+    assert "toolTitle" in task.instruction and "toolOutput" in task.instruction
+    assert "hidden test" not in task.instruction.lower()
+    oracle = read_tree(task_dir / "oracle")
+    theme = {path: oracle[path] for path in THEME_FILES}
+
+    def with_theme(name: str) -> Overlay:
+        return {**theme, **fixture_overlay(f"tool-title/{name}")}
+
     wrong_too = {
-        "headings in accent": {TOOL_EXECUTION: in_accent},
-        "only the bash heading": {TOOL_EXECUTION: bash_only},
+        "headings in accent": with_theme("wrong1"),
+        "only the bash heading": with_theme("wrong2"),
     }
-    rewrite = {TOOL_EXECUTION: _headings(start, helper.replace("{}", "toolText"))}
     hidden = (TOOL_HIDDEN, "vitest")
-    _scores_zero_then_one(task_dir, tmp_path, TOOL_EXECUTION, hidden, rewrite, wrong_too)
+    _scores_zero_then_one(
+        task_dir, tmp_path, TOOL_EXECUTION, hidden, with_theme("rewrite"), wrong_too
+    )
 
 
-NEVER_EXPLODE = "extend-66e70aa6a1c5d28d"
-THEME_SETTERS = """export function initTheme(themeName?: string): void {
-	const name = themeName ?? getDefaultTheme();
-	currentThemeName = name;
-	theme = loadTheme(name);
-	startThemeWatcher();
-}
-
-export function setTheme(name: string): void {
-	currentThemeName = name;
-	theme = loadTheme(name);
-	startThemeWatcher();
-}
-"""
-ADOPT = """/** Make the named theme current, or the built-in dark one when it cannot be loaded. */
-function adopt(name: string): Error | undefined {
-	let loaded: Theme;
-	try {
-		loaded = loadTheme(name);
-	} catch (error) {
-		currentThemeName = "dark";
-		theme = loadTheme("dark");
-		return error instanceof Error ? error : new Error(String(error));
-	}
-	currentThemeName = name;
-	theme = loaded;
-	startThemeWatcher();
-	return undefined;
-}
-
-export function initTheme(themeName?: string): void {
-	const failed = adopt(themeName ?? getDefaultTheme());
-	if (failed) console.warn(`theme not loaded (${failed.message}), using dark`);
-}
-
-export function setTheme(name: string): void {
-	const failed = adopt(name);
-	if (failed) throw failed;
-}
-"""
+NEVER_EXPLODE = "extend-92bcec01c344e249"
 
 
-def test_an_invalid_theme_falls_back_to_dark_scores_zero_then_one(
+def test_an_invalid_theme_corrected_to_return_its_error_is_not_asked_for(
     reconstructed: Path, tmp_path: Path
 ) -> None:
-    """ "my dude, this exploded when i restarted with -r. invalid themes must NEVER explode"
-    (a pasted stack: ``Invalid hex color: #000cc`` … ``initTheme``). The start, the stub, the
-    hidden test emptied, a vitest configuration that finds nothing, an ``initTheme`` that
-    swallows the error and leaves the theme unset, and a ``setTheme`` that falls back without
-    telling its caller score 0; the reference (a try/catch in each) and a rewrite (one
-    ``adopt`` that loads first and assigns after, shared by both) 1."""
-    task_dir, task, result = _keyed(reconstructed, NEVER_EXPLODE, tmp_path)
+    """ "my dude, this exploded when i restarted with -r. invalid themes must NEVER explode",
+    then "no conosle logs! setTheme should return an error that the caller can display however
+    they want": one task since session 29 (apart, the first was accepted pinning the console
+    logs the person then rejected, and the correction was dropped). With the correction, its
+    work changes tui-renderer.ts, which the user had edited by hand: workspace_incomplete
+    before the teacher is asked (``_keyed`` fails on any request)."""
+    _, task, result = _keyed(reconstructed, NEVER_EXPLODE, tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert task.validation.status == "accepted", task.validation.reasons
-    assert "#000cc" in task.instruction and "hidden" not in task.instruction.lower()
-    start = read_tree(task_dir / "workspace")[THEME]
-    assert start.count(THEME_SETTERS) == 1
-    swallowed = THEME_SETTERS.replace(
-        "\ttheme = loadTheme(name);\n\tstartThemeWatcher();\n}\n\nexport function setTheme",
-        "\ttry {\n\t\ttheme = loadTheme(name);\n\t\tstartThemeWatcher();\n\t} catch {}\n}\n\n"
-        "export function setTheme",
-    )
-    silent = ADOPT.replace("if (failed) throw failed;", "void failed;")
-    wrong_too = {
-        "initTheme swallows, theme unset": {THEME: start.replace(THEME_SETTERS, swallowed)},
-        "setTheme falls back silently": {THEME: start.replace(THEME_SETTERS, silent)},
-    }
-    rewrite = {THEME: start.replace(THEME_SETTERS, ADOPT)}
-    hidden = ("packages/coding-agent/test/theme.hidden.test.ts", "vitest")
-    _scores_zero_then_one(task_dir, tmp_path, THEME, hidden, rewrite, wrong_too)
+    assert task.validation.status == "rejected"
+    assert task.validation.codes == (Reason.WORKSPACE_INCOMPLETE,), task.validation.reasons
+    assert RENDERER in task.validation.reasons[0] and RENDERER in task.files.missing
 
 
 ENOENT = "extend-7c89df78f39b7539"  # extend-2e48202e before session 24 (formatted files)
