@@ -155,20 +155,28 @@ def test_the_member_a_check_imports_is_compiled_from_the_live_workspace(tmp_path
         ensure(whole, FILES, tmp_path / "cache")
     assert caught.value.reason is Reason.ENVIRONMENT_UNAVAILABLE
     assert "cdn.example.invalid" in str(caught.value)
-    env = _env(CHANGED)
-    ensure(env, FILES, tmp_path / "cache")
+    assert not any(path.startswith("packages/lib/dist/") for path in FILES)
+    _built_from_the_live_workspace(tmp_path, _env(CHANGED), FILES, ("hello", "hi"), "HI ANN")
+
+
+def _built_from_the_live_workspace(
+    tmp_path: Path, env: Environment, files: dict[str, str], edit: tuple[str, str], shown: str
+) -> None:
+    """``@mono/app``'s test passes on ``files``; with ``packages/lib/src/index.ts`` edited
+    (``edit``: old, new) and the sandbox reset, it fails, printing ``shown``: the member is
+    built again from the workspace as it is then."""
+    ensure(env, files, tmp_path / "cache")
     folder = store.folder(tmp_path / "cache", env.hash)
     sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
-    workspace = write_tree(tmp_path / "ws", FILES)
-    assert not (workspace / "packages/lib/dist").exists()
+    workspace = write_tree(tmp_path / "ws", files)
     with sandbox.session(workspace, Limits(timeout_s=120)) as box:
         passed = box.run("cd packages/app && npm test")
         lib = workspace / "packages/lib/src/index.ts"
-        lib.write_text(lib.read_text().replace("hello", "hi"))
+        lib.write_text(lib.read_text().replace(*edit))
         box.reset(workspace)
         failed = box.run("cd packages/app && npm test")
     assert passed.exit_code == 0, passed.stdout + passed.stderr
-    assert failed.exit_code != 0 and "HI ANN" in failed.stdout + failed.stderr
+    assert failed.exit_code != 0 and shown in failed.stdout + failed.stderr
 
 
 BUNDLED = Path(__file__).parents[1] / "fixtures" / "npm_workspace_bundled"
@@ -184,15 +192,6 @@ def test_a_member_built_by_a_bundler_is_bundled_from_the_live_workspace(tmp_path
     env = detect(files, "cd packages/app && npm test", (), ("packages/app/src/index.js",))
     assert env is not None
     assert env.recipes[0].builds == ("cd packages/lib && tsup src/index.ts --format cjs",)
-    ensure(env, files, tmp_path / "cache")
-    folder = store.folder(tmp_path / "cache", env.hash)
-    sandbox = EnvSandbox(_local_with(folder), env.recipes, str(folder))
-    workspace = write_tree(tmp_path / "ws", files)
-    with sandbox.session(workspace, Limits(timeout_s=120)) as box:
-        passed = box.run("cd packages/app && npm test")
-        lib = workspace / "packages/lib/src/index.ts"
-        lib.write_text(lib.read_text().replace("width * height", "width + height"))
-        box.reset(workspace)
-        failed = box.run("cd packages/app && npm test")
-    assert passed.exit_code == 0, passed.stdout + passed.stderr
-    assert failed.exit_code != 0 and "14 !== 26" in failed.stdout + failed.stderr
+    _built_from_the_live_workspace(
+        tmp_path, env, files, ("width * height", "width + height"), "14 !== 26"
+    )

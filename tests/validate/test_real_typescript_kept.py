@@ -65,6 +65,8 @@ THEME_FILES = tuple(
 )  # fmt: skip
 """The reference's theme files, laid under each tool-execution.ts scored (a helper wrote them
 against the reference's tokens)."""
+BASH_HEADING = 'theme.bold(`$ ${command || theme.fg("dim", "...")}`)'
+"""The bash heading as the start draws it."""
 
 
 def test_tool_titles_and_output_in_their_own_colours_score_zero_then_one(
@@ -85,17 +87,22 @@ def test_tool_titles_and_output_in_their_own_colours_score_zero_then_one(
     oracle = read_tree(task_dir / "oracle")
     theme = {path: oracle[path] for path in THEME_FILES}
 
-    def with_theme(name: str) -> Overlay:
-        return {**theme, **fixture_overlay(f"tool-title/{name}")}
+    rewrite = {**theme, **fixture_overlay("tool-title/rewrite")}
+    titled = 'return theme.fg("toolTitle", theme.bold(label));'
+    assert str(rewrite[TOOL_EXECUTION]).count(titled) == 1
+    accent = str(rewrite[TOOL_EXECUTION]).replace(titled, titled.replace("toolTitle", "accent"))
+    start = read_tree(task_dir / "workspace")[TOOL_EXECUTION]
+    assert start.count(BASH_HEADING) == 1
+    bash_only = start.replace('theme.fg("dim", ', 'theme.fg("toolOutput", ').replace(
+        BASH_HEADING, 'theme.fg("toolTitle", theme.bold(`$ ${command}`))'
+    )  # the output in toolOutput, but only the bash heading in toolTitle
 
     wrong_too = {
-        "headings in accent": with_theme("wrong1"),
-        "only the bash heading": with_theme("wrong2"),
+        "headings in accent": {**rewrite, TOOL_EXECUTION: accent},
+        "only the bash heading": {**theme, TOOL_EXECUTION: bash_only},
     }
     hidden = (TOOL_HIDDEN, "vitest")
-    _scores_zero_then_one(
-        task_dir, tmp_path, TOOL_EXECUTION, hidden, with_theme("rewrite"), wrong_too
-    )
+    _scores_zero_then_one(task_dir, tmp_path, TOOL_EXECUTION, hidden, rewrite, wrong_too)
 
 
 NEVER_EXPLODE = "extend-92bcec01c344e249"
