@@ -34,7 +34,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -89,15 +89,24 @@ def reconstruct_pi_mono(factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pi_mono_cache(tmp_path_factory) as cache:
-        yield cache
+def pi_mono_fixtures() -> tuple[Callable[..., Iterator[Path]], Callable[..., Path]]:
+    """A real TypeScript module's ``env_cache`` (the test run's shared environment cache) and
+    ``reconstructed`` (pi-mono's two sessions against a clone of its bundle) fixtures, one of
+    each per module: ``env_cache, reconstructed = pi_mono_fixtures()``."""
+
+    @pytest.fixture(scope="module")
+    def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+        with pi_mono_cache(tmp_path_factory) as cache:
+            yield cache
+
+    @pytest.fixture(scope="module")
+    def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+        return reconstruct_pi_mono(tmp_path_factory)
+
+    return env_cache, reconstructed
 
 
-@pytest.fixture(scope="module")
-def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return reconstruct_pi_mono(tmp_path_factory)
+env_cache, reconstructed = pi_mono_fixtures()
 
 
 def _validated(

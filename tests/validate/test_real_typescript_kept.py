@@ -10,7 +10,6 @@ test run, shared by the workers).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,8 +32,7 @@ from tests.validate.test_real_typescript import (
     _proven_in,
     _scores_zero_then_one,
     fixture_overlay,
-    pi_mono_cache,
-    reconstruct_pi_mono,
+    pi_mono_fixtures,
 )
 from trajforge.records import Control, Outcome, Reason
 from trajforge.verifiers.validate.files import read_tree
@@ -42,15 +40,7 @@ from trajforge.verifiers.validate.files import read_tree
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
-@pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pi_mono_cache(tmp_path_factory) as cache:
-        yield cache
-
-
-@pytest.fixture(scope="module")
-def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return reconstruct_pi_mono(tmp_path_factory)
+env_cache, reconstructed = pi_mono_fixtures()
 
 
 # --- session 22: kept 0/1 tests for the rest of the accepted pi-mono tasks --------------------

@@ -14,7 +14,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,8 +25,7 @@ from tests.validate.test_real_typescript import (
     _proven_in,
     _score,
     _scores_zero_then_one,
-    pi_mono_cache,
-    reconstruct_pi_mono,
+    pi_mono_fixtures,
 )
 from trajforge.records import Reason, Task, load_record
 from trajforge.verifiers.validate.files import read_tree
@@ -35,15 +33,7 @@ from trajforge.verifiers.validate.files import read_tree
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
 
 
-@pytest.fixture(scope="module")
-def env_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    with pi_mono_cache(tmp_path_factory) as cache:
-        yield cache
-
-
-@pytest.fixture(scope="module")
-def reconstructed(env_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return reconstruct_pi_mono(tmp_path_factory)
+env_cache, reconstructed = pi_mono_fixtures()
 
 
 # --- session 26: a repair mined from the session's own `npm run check`, accepted offline ------
