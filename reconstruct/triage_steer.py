@@ -80,8 +80,8 @@ def _corrected(
     """``thread`` with ``then`` joined when ``then`` corrects or continues its work: both
     changed files, and ``then``, judged alone, cannot stand only because it leans on the turn
     before it ("no conosle logs! setTheme should return an error …", "well, i think it should
-    be toolTitle and toolOutput?", "actually, can you revert that? i actually want to move
-    those files …") and the agent finished it (:func:`_finished`). A question about the work,
+    be toolTitle and toolOutput?", "Undo those logger chantges. just import it …") and the
+    agent finished it (:func:`_finished`). A question about the work,
     a turn naming the harness's tools, one pointing into the conversation ("where were we"), or
     one the agent answered with a plan or left mid-work is not joined; None when not joined."""
     if not touched(events, thread.first, thread.last) or not touched(events, then.first, then.last):
