@@ -20,7 +20,13 @@ from pathlib import Path
 import pytest
 
 from tests.validate.conftest import node_env_cache
-from tests.validate.test_real_typescript import _keyed, _proven_in, _zero_then_one
+from tests.validate.test_real_typescript import (
+    Overlay,
+    _keyed,
+    _proven_in,
+    _zero_then_one,
+    fixture_overlay,
+)
 from trajforge.oracles.stub import stub_source
 from trajforge.reconstruct import pipeline
 from trajforge.reconstruct.repos import RepoSearch
@@ -88,9 +94,9 @@ STRUCTURED = "extend-6a8f00a78eb97cd4"
 HIDDEN = "core/src/index.hidden.test.ts"
 RUNNER_HACK = {"core/bunfig.toml": '[test]\nroot = "./nothing"\n', HIDDEN: 'import "bun:test";\n'}
 """The runner pointed elsewhere, and the hidden test emptied (its own, set aside at verify)."""
-LOGGER_FIXTURES = UNLIKE.parent / "dark-factory-logger"
-"""``dark-factory-logger.{console,main-only,unlike}.ts``: the entry point of two wrong
-solutions and a rewrite of the logging task (written by a helper, each scored before kept)."""
+LOGGER_FIXTURES = "dark-factory-logger"
+"""``tests/fixtures/real_ts/dark-factory-logger/{console,main-only,unlike}``: the entry point of
+two wrong solutions and a rewrite of the logging task (a helper's, each scored before kept)."""
 JOINED_LOG = (
     "const meta = [`env=${config.env}`, `host=${config.http.address_listen}`,\n"
     '  `port=${config.http.address_port}`].join(", ");\n'
@@ -100,7 +106,7 @@ JOINED_LOG = (
 
 
 def _bun_zero_then_one(
-    task_dir: Path, tmp_path: Path, wrong: dict[str, dict[str, str]], rewrite: dict[str, str]
+    task_dir: Path, tmp_path: Path, wrong: dict[str, Overlay], rewrite: Overlay
 ) -> None:
     """The start, each of ``wrong`` and the runner hacks (files laid over the start) score 0;
     the start with ``rewrite`` laid over it, and the oracle, 1."""
@@ -125,11 +131,8 @@ def test_the_entry_point_logging_through_the_shared_module_scores_zero_then_one(
     oracle = read_tree(task_dir / "oracle")
     shared = {path: oracle[path] for path in ("core/src/logging.ts", "core/package.json")}
 
-    def entry(kind: str) -> dict[str, str]:
-        return {
-            **shared,
-            INDEX: LOGGER_FIXTURES.with_name(f"{LOGGER_FIXTURES.name}.{kind}.ts").read_text(),
-        }
+    def entry(kind: str) -> Overlay:
+        return {**shared, **fixture_overlay(f"{LOGGER_FIXTURES}/{kind}")}
 
     wrong = {"console.log": entry("console"), "listens only as main": entry("main-only")}
     rewrite = entry("unlike")

@@ -301,13 +301,14 @@ Overlay = dict[str, str | None]
 
 
 def fixture_overlay(name: str) -> Overlay:
-    """``tests/fixtures/real_ts/NAME/``'s files as an overlay, by their paths in the repository
-    (``X.DELETE``: X deleted) — a wrong solution or a rewrite a helper wrote and scored."""
+    """``tests/fixtures/real_ts/NAME/``'s files as an overlay, by their paths in the repository:
+    a wrong solution or a rewrite a helper wrote and scored."""
     root = UNLIKE.parent / name
-    files: Overlay = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root).as_posix()
-        files[rel.removesuffix(".DELETE")] = None if rel.endswith(".DELETE") else path.read_text()
+    files: Overlay = {
+        path.relative_to(root).as_posix(): path.read_text()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
     assert files, f"no overlay at {root}"
     return files
 

@@ -134,14 +134,8 @@ class TaskView:
     @functools.cached_property
     def checked(self) -> bool:
         """The check runs a type checker or linter, itself or through the scripts it names."""
-        manifests = [
-            text
-            for files in (self.start, self.oracle)
-            for path, text in files.items()
-            if PurePosixPath(path).name == "package.json"
-        ]
-        names = _scripts_run(self.command, manifests, tests=False)
-        bodies = [b for t in manifests for n in names if isinstance(b := _script(t, n), str)]
+        manifests = [*_manifests(self.start), *_manifests(self.oracle)]
+        bodies = [body for _, body in _check_scripts(self.command, manifests)]
         return any(CHECKERS.search(text) for text in (self.command, *bodies))
 
 
@@ -267,15 +261,26 @@ def only_checks(command: str, files: Mapping[str, str]) -> bool:
     check . && tsgo --noEmit``): it reads the files and runs none of them, so it answers the
     same on the same files. Scripts run by name are followed and ``cd`` is allowed; anything
     else (a test runner, ``node``, ``make``, ``npm install``) is not a checker."""
-    manifests = [t for p, t in files.items() if PurePosixPath(p).name == "package.json"]
-    names = _scripts_run(command, manifests, tests=False)
-    named = [(n, b) for t in manifests for n in names if isinstance(b := _script(t, n), str)]
+    named = _check_scripts(command, _manifests(files))
     scripts, bodies = frozenset(n for n, _ in named), [b for _, b in named]
     return all(
         _checker_words(_words(part), scripts)
         for text in (command, *bodies)
         for part in _SEGMENT.split(text)
     )
+
+
+def _manifests(files: Mapping[str, str]) -> list[str]:
+    """The texts of ``files``' package.json manifests."""
+    return [text for path, text in files.items() if PurePosixPath(path).name == "package.json"]
+
+
+def _check_scripts(command: str, manifests: list[str]) -> list[tuple[str, str]]:
+    """Each package.json script the check runs by name (and those they run), with its body, in
+    every one of ``manifests`` that has it (``npm run check`` → the root's and each member's
+    ``check``)."""
+    names = _scripts_run(command, manifests, tests=False)
+    return [(n, b) for t in manifests for n in names if isinstance(b := _script(t, n), str)]
 
 
 def _words(part: str) -> list[str] | None:
