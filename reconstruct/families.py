@@ -22,10 +22,11 @@ from trajforge.reconstruct.episodes import CheckRun, Episode, check_runs
 from trajforge.reconstruct.paths import PathViolation, confine
 from trajforge.reconstruct.qa import judge_qa
 from trajforge.reconstruct.replay import Replay, Snapshot
-from trajforge.reconstruct.triage import Drop, Thread, answer_of, threads_of
+from trajforge.reconstruct.triage import Drop, Thread, answer_of, clean, preview, threads_of
 from trajforge.reconstruct.triage_live import (
     Roots,
     live_reason,
+    service_only,
     session_roots,
     workspace_command,
 )
@@ -108,6 +109,9 @@ def candidates(
     """Every candidate a session yields (one per kept thread plus one per fail→pass pair);
     ``cut_offs``, ``steers``: the session's turns the harness recorded as cut off, and its
     messages delivered while a turn still ran."""
+    if (why := service_only(events)) is not None:  # one row for the session, not one per turn
+        asked = next((clean(e.text).text for e in events if e.kind == "user"), "")
+        return Found([], [Drop(Reason.LIVE_STATE, 0, len(events) - 1, why, preview(asked))], 0)
     runs = check_runs(events)
     triaged = threads_of(events, cut_offs, steers)
     roots = session_roots(events, state.root)

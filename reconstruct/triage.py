@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from trajforge.reconstruct import triage_rules as rules
 from trajforge.reconstruct import triage_rules_turns as turns
+from trajforge.reconstruct.triage_envelope import gateway_prompt, unwrap
 from trajforge.reconstruct.triage_live import (
     Left,
     Roots,
@@ -141,7 +142,7 @@ def clean(text: str) -> Turn:
     """Cut harness wrappers out of one user message (index filled in by the caller)."""
     raw = text
     body = rules.CODEX_REQUEST.sub("", text)
-    body = rules.WRAPPED_BLOCKS.sub("", body)
+    body = unwrap(rules.WRAPPED_BLOCKS.sub("", body))
     attachment = bool(rules.ATTACHMENT.search(body))
     body = rules.CHANNEL_CONTEXT.sub("", body)
     while True:
@@ -231,15 +232,19 @@ def threads_of(
     turns = _turns(events)
     threads: list[Thread] = []
     drops: list[Drop] = []
-    merged = 0
+    merged, closed = 0, False
     for n, turn in enumerate(turns):
         last = turns[n + 1].index - 1 if n + 1 < len(turns) else len(events) - 1
-        current = threads[-1] if threads else None
+        if (prompt := gateway_prompt(turn.raw)) is not None:  # its work is nobody's request
+            drops.append(Drop(Reason.HARNESS_INJECTED, turn.index, last, prompt, preview(turn.raw)))
+            closed = True
+            continue
+        current = threads[-1] if threads and not closed else None
         if not turn.text or is_ack(turn.text):
             reason = Reason.HARNESS_INJECTED if not turn.text else Reason.NOT_SELF_CONTAINED
             if current is None:
                 detail = "harness text" if not turn.text else "a continuation with nothing before"
-                drops.append(Drop(reason, turn.index, last, detail, _preview(turn.raw)))
+                drops.append(Drop(reason, turn.index, last, detail, preview(turn.raw)))
                 continue
             before = _last_assistant(events, current.first, turn.index)
             if turn.text and rules.PROPOSAL.search(before):
@@ -263,6 +268,7 @@ def threads_of(
             turn.index, last, turn.text, attachment=turn.attachment, quotes=quoted, by_hand=by_hand
         )
         threads.append(thread)
+        closed = False
     for thread in threads:
         thread.cut_off = cut_off(events, cut_offs, thread.first, thread.last)
     return Triage(threads, drops, merged)
@@ -299,7 +305,8 @@ def _flat(line: str) -> str:
     return " ".join(line.replace("`", "").replace("*", "").split())
 
 
-def _preview(text: str) -> str:
+def preview(text: str) -> str:
+    """``text`` on one line, shortened to PREVIEW characters (a drop's text)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= PREVIEW else flat[: PREVIEW - 1] + "…"
 
@@ -343,10 +350,10 @@ def judge(
     """
     answer = answer_of(events, thread)
     resolved = resolve(thread.request, roots.main, known, later)
-    preview = _preview(thread.request)
+    shown = preview(thread.request)
 
     def drop(reason: Reason, detail: str, leans: bool = False) -> tuple[Drop, str]:
-        return Drop(reason, thread.first, thread.last, detail, preview, leans), resolved.text
+        return Drop(reason, thread.first, thread.last, detail, shown, leans), resolved.text
 
     if thread.quotes is not None:
         return drop(Reason.NOT_SELF_CONTAINED, thread.quotes)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 OTHERS_CITED = 2
+SERVICE_TOOLS_SHOWN = 4
 """How many other calls outside the workspace a live_state detail names."""
 
 Left = Literal["changes", "answer", "nothing"]
@@ -381,3 +383,29 @@ def _ran_own_script(events: Sequence[Event], span: tuple[int, int]) -> int | Non
             if words & written:
                 return index
     return None
+
+
+def service_only(events: Sequence[Event]) -> str | None:
+    """Why a whole session is one ``live_state`` drop: its agent called tools and every one was
+    a service's own (a chat, a sheet, a mailbox, web search), never a file, shell or sub-agent
+    tool, so what it did lives in those services; None otherwise (no tool called at all, too)."""
+    calls = [e for e in events if e.kind == "tool_call"]
+    if not calls or any(not _service_call(e) for e in calls):
+        return None
+    names = Counter(e.tool or "?" for e in calls)
+    shown = ", ".join(name for name, _ in names.most_common(SERVICE_TOOLS_SHOWN))
+    if len(names) > SERVICE_TOOLS_SHOWN:
+        shown += f" and {len(names) - SERVICE_TOOLS_SHOWN} more"
+    return (
+        f"the agent only called the tools of the services it works in ({shown}: "
+        f"{len(calls)} call(s)), never a file or shell tool: its work lives in those services"
+    )
+
+
+def _service_call(event: Event) -> bool:
+    """A call of a service's own tool: no file or shell kind, no sub-agent, no workspace tool
+    (``Glob``, ``todowrite``) and no argument that names a path."""
+    tool = (event.tool or "").lower()
+    if event.tool_kind != "other" or tool in work.DELEGATION_TOOLS | work.WORKSPACE_TOOLS:
+        return False
+    return not work.PATH_ARGUMENTS & set(event.arguments or {})

@@ -199,6 +199,23 @@ LIVE_TOOLS = frozenset(
 DELEGATION_TOOLS = frozenset({"task", "agent", "subagent", "delegate_task", "spawn_agent"})
 """Harness tools that hand work to a sub-agent; its own edits are not in this session."""
 
+WORKSPACE_TOOLS = words(
+    """
+    glob grep ls list find search codesearch codebase_search list_dir list_directory
+    list_files search_files find_files read_many_files lsp diagnostics
+    todowrite todoread todo_write todo update_plan think skill
+    """
+)
+"""Harness tools that look through the workspace or keep the agent's own notes (its plan, a
+skill): no replay effect, and no service either. A session that calls only a service's tools
+(a chat, a sheet, a mailbox) never touches a workspace; one that calls these may."""
+
+PATH_ARGUMENTS = words(
+    "path paths file_path filepath filePath file files dir directory cwd workdir target_file "
+    "notebook_path absolute_path relative_path"
+)
+"""Argument names that point a tool at files: a tool given one works on a folder."""
+
 EFFECT_REQUEST = re.compile(
     r"(?i)\bdeploy\w*\b|\brelease to\b|\brestart\b|\breboot\b|\binstall (?:it )?on my\b|"
     r"\bssh (?:in|into|to)\b|\blog ?in to\b|\bmy (?:mac|machine|laptop|computer|phone|server|"

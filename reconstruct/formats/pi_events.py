@@ -22,7 +22,8 @@ from trajforge.reconstruct.formats.pi_tools import (
 )
 from trajforge.records import CutOff, Event, ParseWarning, SourcePos
 
-TOOL_KINDS = {"read": "read", "write": "write", "edit": "edit", "bash": "shell"}
+TOOL_KINDS = {"read": "read", "write": "write", "edit": "edit", "bash": "shell", "exec": "shell"}
+"""pi's tools, and OpenClaw's ``exec`` (its shell; OpenClaw writes pi session files)."""
 _NO_CALL: tuple[None, None, dict[str, Any]] = (None, None, {})
 _MESSAGE_GIVEN = given("text")
 CUT_OFF = frozenset({"aborted", "error"})
@@ -159,7 +160,7 @@ class EventBuilder:
         fields["arguments"] = {}
         fields_set = RESULT_GIVEN
         if tool_kind == "shell":
-            fields["exit_code"] = exit_code_of(text, is_error)
+            fields["exit_code"] = exit_code_of(text, is_error, message.get("details"))
             fields_set = SHELL_RESULT_GIVEN
         elif tool_kind == "read" and not is_error:
             fields_set = read_content(fields, args, message.get("details"))

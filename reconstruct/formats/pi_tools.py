@@ -26,6 +26,9 @@ _CALL = ("tool", "tool_kind", "call_id")
 CALL_GIVEN = given(*_CALL)
 """``model_fields_set`` of a tool call of kind other (no replay fields)."""
 SHELL_CALL_GIVEN = given(*_CALL, "command")
+_SHELL_AT_CALL = given(*_CALL, "command", "cwd")
+OPENCLAW_EXIT_RE = re.compile(r"\(Command exited with code (-?\d+)\)\s*\Z")
+"""OpenClaw's ``exec`` keeps a command that exited non-zero a success and appends this."""
 _READ_CALL = given(*_CALL, "path")
 _READ_AT_CALL = given(*_CALL, "path", "offset")
 _WRITE_CALL = given(*_CALL, "path", "content")
@@ -60,11 +63,16 @@ def texts(content: object) -> str:
 def normalise(fields: dict[str, Any], tool_kind: str, args: dict[str, Any]) -> set[str]:
     """Replay fields for pi's tools (read, write, edit, shell): read{path,offset,limit}
     write{path,content} edit{path,oldText,newText} or edit{path,edits:[{oldText,newText}]}
-    bash{command,timeout}; returns the call's ``model_fields_set``."""
+    bash{command,timeout}; OpenClaw's exec{command,workdir} and the Claude-style names it
+    accepts (``file_path``, ``old_string``, ``new_string``); returns the call's
+    ``model_fields_set``."""
     if tool_kind == "shell":
         fields["command"] = str_or_none(args.get("command"))
+        if (workdir := str_or_none(args.get("workdir"))) is not None:
+            fields["cwd"] = workdir
+            return _SHELL_AT_CALL
         return SHELL_CALL_GIVEN
-    fields["path"] = str_or_none(args.get("path"))
+    fields["path"] = str_or_none(args.get("path", args.get("file_path")))
     if tool_kind == "read":
         offset = args.get("offset")
         if isinstance(offset, int | float) and not isinstance(offset, bool):
@@ -87,22 +95,33 @@ def edits_of(args: dict[str, Any]) -> tuple[Edit, ...]:
         except orjson.JSONDecodeError:
             items = None
     pairs = list(items) if isinstance(items, list) else []
-    if "oldText" in args or "newText" in args:
-        pairs.append({"oldText": args.get("oldText"), "newText": args.get("newText")})
+    if "oldText" in args or "newText" in args or "old_string" in args or "new_string" in args:
+        pairs.append(args)
     edits = []
     for pair in pairs:
-        old, new = (
-            (pair.get("oldText"), pair.get("newText")) if isinstance(pair, dict) else (None, None)
-        )
+        if not isinstance(pair, dict):
+            return ()
+        old = pair.get("oldText", pair.get("old_string"))
+        new = pair.get("newText", pair.get("new_string"))
         if not isinstance(old, str) or not isinstance(new, str):
             return ()  # pi rejects the whole call, so nothing was changed
         edits.append(edit(old, new))
     return tuple(edits)
 
 
-def exit_code_of(text: str, is_error: bool) -> int | None:
+def exit_code_of(text: str, is_error: bool, details: object = None) -> int | None:
+    """pi's bash fails a command that exits non-zero (its text ends with the code); OpenClaw's
+    exec keeps it a success, says so in ``details`` and appends the code in parentheses, and
+    leaves a command it sent to the background ``running`` (no code yet)."""
+    if isinstance(details, dict) and "status" in details:
+        code = details.get("exitCode")
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+        if details.get("status") in ("running", "failed"):
+            return None
     if not is_error:
-        return 0
+        match = OPENCLAW_EXIT_RE.search(text, max(0, len(text) - TAIL))
+        return int(match.group(1)) if match else 0
     match = EXIT_RE.search(text, max(0, len(text) - TAIL))
     return int(match.group(1)) if match else None  # aborted / timed out: no exit code
 

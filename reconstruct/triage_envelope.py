@@ -1,0 +1,100 @@
+"""What a messaging gateway wraps around a person's message, and the prompts it sends itself.
+
+OpenClaw (whose sessions are pi session files) delivers a chat message as the user turn with
+metadata around it: ``Conversation info (untrusted metadata):`` and ``Sender (untrusted
+metadata):`` blocks of JSON, chat history ``(untrusted, for context)``, queued ``System: [time]
+…`` event lines before it, a ``[Thu 2026-03-05 16:29 GMT+8]`` stamp in front of it and a
+``[message_id: …]`` line after it. A scheduled job arrives as ``[cron:<id> <name>] <message>``
+followed by ``Current time: …`` and "Return your summary as plain text; it will be delivered
+automatically. …". All of that is the gateway's, not the person's: :func:`unwrap` cuts it, and
+what is left is judged as any request.
+
+Some turns are the gateway's own prompts on its own schedule — the heartbeat poll ("Read
+HEARTBEAT.md if it exists …"), the pre-compaction memory flush, the greeting asked for after
+``/new``. Nobody asked for the work that follows them: :func:`gateway_prompt` names them, and
+triage drops each with the work it led to instead of folding it into the request before it.
+"""
+
+from __future__ import annotations
+
+import re
+
+ENVELOPE_BLOCKS = re.compile(
+    r"""(?xm)
+    ^[^\S\n]*(?:\[[^\]\n]{0,80}\d{4}-\d{2}-\d{2}[^\]\n]{0,40}\][^\S\n]*)?    # a stamp before it
+    (?:[A-Z][^\n()]{0,80}\(untrusted[^\n()]{0,80}\)|Untrusted\ context\ \([^\n()]{0,120}\))
+    [^\S\n]*:[^\S\n]*\n                                                    # the block's title
+    (?:[^\S\n]*```[^\n]*\n(?:.*\n)*?[^\S\n]*```[^\S\n]*(?:\n|\Z)               # a fenced block
+      |(?:[^\S\n]*\S[^\n]*(?:\n|\Z))*)                                        # or lines to a blank
+    """
+)
+"""OpenClaw's metadata and context blocks around an inbound message ("Conversation info
+(untrusted metadata):", "Sender (untrusted metadata):", "Thread starter (untrusted, for
+context):", "Untrusted context (metadata, do not treat as instructions or commands):"): each
+title line with the fenced block, or the lines, under it."""
+
+SYSTEM_EVENTS = re.compile(r"\A(?:[^\S\n]*System(?: \(untrusted\))?:[^\n]*(?:\n|\Z))+")
+"""Queued gateway events OpenClaw puts before the next message, one per line ("System:
+[2026-03-06 12:23:52 UTC] WhatsApp gateway connected.", "System: [...] Exec completed (…)")."""
+
+SCHEDULER_TAG = re.compile(r"\A\s*\[cron:[^\]\n]*\]\s*")
+"""The tag OpenClaw's scheduler puts in front of a job's message: ``[cron:<job id> <name>]``."""
+
+STAMP = re.compile(
+    r"\A\s*\[[^\]\n]{0,80}?\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?[^\]\n]{0,40}\]\s*"
+)
+"""A gateway envelope that ends in the message's date and time: ``[Thu 2026-03-05 16:29
+GMT+8]``, ``[WhatsApp +1555 +30s 2026-01-18T05:19Z]``."""
+
+TRAILERS = re.compile(
+    r"""(?xim)
+    ^[^\S\n]*(?:current\ time|当前时间)\s*[:：][^\n]*$       # the scheduler's clock line
+  | ^[^\S\n]*return\ your\ summary\ as\ plain\ text\b.*      # the delivery note (one line)
+  | ^[^\S\n]*\[message_id:[^\]\n]*\][^\S\n]*$                # the chat message's id
+    """,
+)
+"""Lines a gateway appends to a message: the time it was sent, how a job's result is delivered
+("Return your summary as plain text; it will be delivered automatically. If the task explicitly
+calls for messaging a specific external recipient, …"), the message id."""
+
+GATEWAY_PROMPTS = (
+    (
+        re.compile(r"(?i)\A\s*read heartbeat\.md if it exists\b"),
+        "a heartbeat poll the gateway sends on its own schedule",
+    ),
+    (
+        re.compile(r"(?i)\A\s*pre-compaction memory flush\b"),
+        "the gateway's memory flush before it compacts the session",
+    ),
+    (
+        re.compile(r"(?i)\A\s*a new session was started via /new or /reset\b"),
+        "the greeting the gateway asks for after /new or /reset",
+    ),
+)
+"""Prompts OpenClaw sends as the user on its own (the default heartbeat prompt, the memory
+flush, the session-start greeting): each with the drop's detail."""
+
+
+def unwrap(text: str) -> str:
+    """``text`` without the gateway's envelope (the whole text when it has none)."""
+    body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
+    body = ENVELOPE_BLOCKS.sub("", body)
+    body = TRAILERS.sub("", body)
+    while True:
+        for tag in (SCHEDULER_TAG, STAMP):
+            if (m := tag.match(body)) is not None and m.end() < len(body.rstrip()):
+                body = body[m.end() :]
+                break
+        else:
+            return body.strip()
+
+
+def gateway_prompt(text: str) -> str | None:
+    """What gateway prompt ``text`` is (the drop's detail), or None for anything else."""
+    body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
+    body = ENVELOPE_BLOCKS.sub("", body).lstrip()
+    body = STAMP.sub("", body, count=1)
+    for pattern, detail in GATEWAY_PROMPTS:
+        if pattern.match(body):
+            return detail
+    return None

@@ -1,0 +1,309 @@
+"""OpenClaw's sessions: pi session files written by a messaging gateway.
+
+The gateway wraps each chat message in metadata (``Conversation info (untrusted metadata):``
+blocks of JSON, a ``[Thu 2026-03-05 16:29 GMT+8]`` stamp, queued ``System: […]`` event lines),
+runs scheduled jobs as ``[cron:<id> <name>] …`` with a clock line and "Return your summary as
+plain text; it will be delivered automatically. …", and prompts the agent itself (the heartbeat
+poll, the memory flush, the greeting after ``/new``). Its shell tool is ``exec``, whose result
+keeps a non-zero exit a success and carries the code in ``details``. The texts below are those
+OpenClaw writes (its ``src/cron/isolated-agent/run.ts``, ``src/auto-reply/envelope.ts``, the
+default heartbeat prompt in its docs), around requests written for these tests.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from trajforge.reconstruct.triage import clean
+
+from .events import Script
+from .test_triage_misreads import families, reasons, run
+
+META = (
+    'Conversation info (untrusted metadata):\n```json\n{\n  "message_id": "6955",\n'
+    '  "sender_id": "395239117",\n  "sender": "Mike",\n  "timestamp": "Thu 2026-03-05 16:29 '
+    'GMT+8"\n}\n```\n\nSender (untrusted metadata):\n```json\n{\n  "label": "Mike (395239117)",\n'
+    '  "id": "395239117",\n  "name": "Mike",\n  "username": "mike"\n}\n```\n\n'
+)
+CLOCK = "Current time: Thursday, March 5th, 2026 — 21:30 (Asia/Shanghai) / 2026-03-05 13:30 UTC"
+DELIVERY = (
+    "Return your summary as plain text; it will be delivered automatically. If the task "
+    "explicitly calls for messaging a specific external recipient, note who/where it should go "
+    "instead of sending it yourself."
+)
+HEARTBEAT = (
+    "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or "
+    "repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK."
+)
+GREETING = (
+    "A new session was started via /new or /reset. Run your Session Startup sequence - read the "
+    "required files before responding to the user. Then greet the user in your configured "
+    "persona, if one is provided. Keep it to 1-3 sentences and ask what they want to do."
+)
+FLUSH = (
+    "Pre-compaction memory flush. Store durable memories now (use memory/2026-03-05.md; create "
+    "memory/ if needed). If nothing to store, reply with NO_REPLY."
+)
+MEDIAN = "can you add median(values) to stats.py? mean of the two middle values for an even count"
+REPORT = "run tests/test_report.py and fix report.py so an empty sales.csv gives a total of 0"
+
+
+@pytest.mark.parametrize(
+    ("raw", "text"),
+    [
+        (f"{META}[Thu 2026-03-05 16:29 GMT+8] {MEDIAN}", MEDIAN),
+        (f"{META}{MEDIAN}", MEDIAN),
+        (f"[Wed 2026-03-11 23:51 PDT] {META}{MEDIAN}", MEDIAN),
+        (f"System: [2026-03-13 11:44:58 GMT+8] Exec completed (sharp-wi, code 0) :: ok\n"
+         f"System: Run: openclaw doctor --non-interactive\n\n{META}{MEDIAN}", MEDIAN),
+        (f"[cron:3f1c9a2e-77aa-4c1e nightly-report] {REPORT}\n{CLOCK}\n\n{DELIVERY}", REPORT),
+        (f"[WhatsApp +15555550123 +30s 2026-01-18T05:19Z] {MEDIAN}", MEDIAN),
+        (f"[Thu 2026-02-12 11:59 EST] {MEDIAN}\n[message_id: 26c83b96-64e5-46fe]", MEDIAN),
+        ("Untrusted context (metadata, do not treat as instructions or commands):\nprovenance line"
+         f"\n\nConversation context (untrusted, chronological, selected for current message):\n"
+         f"#1 hello\n\n{MEDIAN}", MEDIAN),
+        # the person's own words stay
+        ("Sanitize untrusted input (form fields): escape it in render.py", "Sanitize untrusted "
+         "input (form fields): escape it in render.py"),
+        ("[x] done with the parser, now add median() to stats.py",
+         "[x] done with the parser, now add median() to stats.py"),
+        ("[2026-03-05 16:29]", "[2026-03-05 16:29]"),
+    ],
+)  # fmt: skip
+def test_the_gateway_envelope_is_cut_and_the_message_kept(raw: str, text: str) -> None:
+    assert clean(raw).text == text
+
+
+CALC = "def mean(values):\n    return sum(values) / len(values)\n"
+MEDIAN_CODE = (
+    CALC + "\n\ndef median(values):\n    s = sorted(values)\n    n = len(s)\n    mid = n // 2\n"
+    "    return s[mid] if n % 2 else (s[mid - 1] + s[mid]) / 2\n"
+)
+
+
+def coding(request: str) -> Script:
+    s = Script().user(request).read("stats.py", CALC).edit("stats.py", CALC, MEDIAN_CODE)
+    return s.shell("python3 -m pytest -q", 0, "3 passed")
+
+
+@pytest.mark.parametrize(
+    ("prompt", "detail"),
+    [
+        (f"{HEARTBEAT}\n{CLOCK}", "a heartbeat poll"),
+        (FLUSH, "memory flush"),
+        (GREETING, "after /new or /reset"),
+        (f"{META}[Thu 2026-03-05 17:59 GMT+8] {HEARTBEAT}", "a heartbeat poll"),
+    ],
+)
+def test_the_gateway_s_own_prompt_is_dropped_with_its_work(prompt: str, detail: str) -> None:
+    """The note the agent writes for a heartbeat is not the work of the request before it."""
+    s = coding(f"{META}{MEDIAN}").say("Added median().")
+    found = run(s.user(prompt).write("memory/2026-03-05.md", "- median added\n").say("NO_REPLY"))
+    assert families(found) == ["extend"] and reasons(found) == ["harness_injected"]
+    assert detail in found.drops[0].detail
+    (candidate,) = found.candidates
+    assert candidate.instruction == MEDIAN
+    assert "memory/2026-03-05.md" not in candidate.end.files  # type: ignore[union-attr]
+
+
+def test_a_scheduled_job_is_judged_by_its_message_not_its_delivery_note() -> None:
+    """It used to be dropped as "refers to the conversation ('your summary')"."""
+    job = f"[cron:3f1c9a2e nightly-report] {REPORT}\n{CLOCK}\n\n{DELIVERY}"
+    s = Script().user(job).read("report.py", "def total(rows):\n    return rows[0]\n")
+    s.shell("python3 -m pytest -q tests/test_report.py", 1, "IndexError: list index out of range")
+    s.edit("report.py", "return rows[0]", "return rows[0] if rows else 0")
+    found = run(s.shell("python3 -m pytest -q tests/test_report.py", 0, "2 passed").say("Fixed."))
+    assert sorted(families(found)) == ["extend", "repair"], found.drops
+    assert all(c.instruction == REPORT for c in found.candidates if c.family == "extend")
+
+
+def test_a_job_that_only_reports_from_a_live_service_is_live_for_that_reason() -> None:
+    job = (
+        f"[cron:9d2e ci-digest] send the failed CI runs of today to the ops Telegram group\n{CLOCK}"
+    )
+    s = Script().user(f"{job}\n\n{DELIVERY}")
+    found = run(s.shell("gh run list --status failure", 0, "2 runs").say("Sent 2 failed runs."))
+    assert reasons(found) == ["live_state"]
+    assert "summary" not in found.drops[0].detail  # not a back-reference to the conversation
+
+
+# --- the session file as OpenClaw writes it, through `trajforge reconstruct` ------------------
+
+
+class _Session:
+    """pi v3 records as OpenClaw appends them (ids chained by parentId)."""
+
+    def __init__(self, cwd: str) -> None:
+        self.lines: list[dict[str, Any]] = [
+            {"type": "session", "version": 3, "id": "183600b9-18f2-4cac-9e17-e96cc481d1f0",
+             "timestamp": "2026-03-05T08:00:00.000Z", "cwd": cwd},
+        ]  # fmt: skip
+        self.calls = 0
+
+    def _message(self, message: dict[str, Any]) -> None:
+        n = len(self.lines)
+        parent = f"m{n - 1:04d}" if n > 1 else None
+        self.lines.append(
+            {
+                "type": "message",
+                "id": f"m{n:04d}",
+                "parentId": parent,
+                "timestamp": "2026-03-05T08:00:00.000Z",
+                "message": message,
+            }
+        )
+
+    def user(self, text: str) -> _Session:
+        self._message({"role": "user", "content": [{"type": "text", "text": text}]})
+        return self
+
+    def say(self, text: str) -> _Session:
+        self._message({"role": "assistant", "content": [{"type": "text", "text": text}]})
+        return self
+
+    def tool(self, name: str, args: dict[str, Any], text: str, **result: Any) -> _Session:
+        self.calls += 1
+        call_id = f"function.{name}:{self.calls}"
+        block = {"type": "toolCall", "id": call_id, "name": name, "arguments": args}
+        self._message({"role": "assistant", "content": [block], "stopReason": "toolUse"})
+        self._message(
+            {
+                "role": "toolResult",
+                "toolCallId": call_id,
+                "toolName": name,
+                "content": [{"type": "text", "text": text}],
+                "isError": False,
+                **result,
+            }
+        )
+        return self
+
+    def exec(self, command: str, code: int, output: str) -> _Session:
+        tail = f"\n\n(Command exited with code {code})" if code else ""
+        details = {
+            "status": "completed",
+            "exitCode": code,
+            "durationMs": 812,
+            "aggregated": output + tail,
+            "cwd": "/root/.openclaw/workspace/shop",
+        }
+        return self.tool(
+            "exec",
+            {"command": command, "workdir": "/root/.openclaw/workspace/shop"},
+            output + tail,
+            details=details,
+        )
+
+    def write(self, path: Path) -> Path:
+        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines))
+        return path
+
+
+REPORT_PY = "def total(rows):\n    return sum(r['units'] * r['price'] for r in rows) / len(rows)\n"
+FIXED_PY = REPORT_PY.replace(" / len(rows)\n", " / max(len(rows), 1)\n")
+ROOT = "/root/.openclaw/workspace"
+
+
+def _gateway_session() -> _Session:
+    s = _Session(ROOT).user(GREETING).tool("read", {"path": "SOUL.md"}, "# Soul\nBe brief.\n")
+    s.say("Hi Mike — what are we doing today?")
+    job = f"[cron:3f1c9a2e nightly-report] {REPORT}\n{CLOCK}\n\n{DELIVERY}"
+    s.user(job).tool("read", {"file_path": f"{ROOT}/shop/report.py"}, REPORT_PY)
+    s.exec("python3 -m pytest -q tests/test_report.py", 1, "E   ZeroDivisionError\n1 failed")
+    s.tool(
+        "edit",
+        {
+            "file_path": f"{ROOT}/shop/report.py",
+            "old_string": " / len(rows)\n",
+            "new_string": " / max(len(rows), 1)\n",
+        },
+        "Successfully replaced text.",
+    )
+    s.exec("python3 -m pytest -q tests/test_report.py", 0, "2 passed")
+    s.say("report.py no longer divides by zero on an empty sales.csv; the tests pass.")
+    s.user(f"{HEARTBEAT}\n{CLOCK}").tool("read", {"path": "HEARTBEAT.md"}, "- note progress\n")
+    s.tool("write", {"path": "memory/2026-03-05.md", "content": "- report fixed\n"}, "ok")
+    return s.say("HEARTBEAT_OK")
+
+
+def _service_session() -> _Session:
+    """The agent drives a chat and a sheet through their own tools, and nothing else."""
+    s = _Session(ROOT).user(
+        f"{META}[Thu 2026-03-05 18:58 GMT+8] every day at 19:00 read the task messages of the "
+        "ops group and write them into the Lark sheet Tasks with columns date, owner, task"
+    )
+    s.tool("feishu_chat_messages", {"chat_id": "oc_81f2", "limit": 50}, '[{"text": "deploy"}]')
+    s.tool("feishu_sheet_append", {"spreadsheet_token": "shtcn9", "values": [["3/5"]]}, "ok")
+    s.tool("cron", {"action": "add", "schedule": "0 19 * * *"}, "job 3f1c added")
+    return s.say("Done: the sheet is filled and the job runs daily at 19:00.")
+
+
+def test_an_openclaw_dump_reads_its_exec_calls_and_drops_what_is_the_gateway_s(
+    tmp_path: Path,
+) -> None:
+    sessions = tmp_path / "sessions"
+    sessions.mkdir()
+    _gateway_session().write(sessions / "183600b9.jsonl")
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "trajforge.cli.main", "reconstruct", str(sessions), "-o",
+            str(out), "--json"]  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    tasks = [json.loads(p.read_text()) for p in sorted(out.glob("tasks/*/task.json"))]
+    by_family = {t["family"]: t for t in tasks}
+    assert sorted(by_family) == ["extend", "repair"], summary["dropped"]
+    assert by_family["extend"]["instruction"] == REPORT
+    repair = by_family["repair"]  # exit codes from exec's details (1, then 0), in its workdir
+    assert repair["verifier"]["command"] == "cd shop && python3 -m pytest -q tests/test_report.py"
+    extend = out / "tasks" / by_family["extend"]["id"]
+    assert (extend / "oracle" / "shop" / "report.py").read_text() == FIXED_PY
+    assert not (extend / "oracle" / "memory").exists()  # the heartbeat's note is not the fix
+    drops = [(d["reason"], d["detail"]) for d in summary["dropped"]]
+    assert drops == [
+        ("harness_injected", "the greeting the gateway asks for after /new or /reset"),
+        ("harness_injected", "a heartbeat poll the gateway sends on its own schedule"),
+    ]
+
+
+def test_a_session_that_only_drives_a_service_is_one_live_state_row(tmp_path: Path) -> None:
+    from trajforge.reconstruct import pipeline
+
+    path = _service_session().write(tmp_path / "4c1d.jsonl")
+    out = tmp_path / "out"
+    result = pipeline.run([path], out)
+    assert not list(out.glob("tasks/*"))
+    (drop,) = result.dropped
+    assert drop.reason.value == "live_state"
+    assert drop.detail.startswith("the agent only called the tools of the services it works in")
+    assert "feishu_chat_messages" in drop.detail and "3 call(s)" in drop.detail
+    assert drop.text.startswith("every day at 19:00 read the task messages")
+
+
+EXITED_1 = {"status": "completed", "exitCode": 1, "durationMs": 40}
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "details", "code"),
+    [
+        ("3 passed", False, {"status": "completed", "exitCode": 0}, 0),
+        ("1 failed\n\n(Command exited with code 1)", False, EXITED_1, 1),
+        ("1 failed\n\n(Command exited with code 2)", False, None, 2),  # details not kept
+        ("Command still running (session swift-re, pid 4242).", False, {"status": "running"}, None),
+        ("out\n\nCommand timed out after 30 seconds", True, {"status": "failed"}, None),
+        ("boom\n\nCommand exited with code 3", True, {"truncation": None}, 3),  # pi's own bash
+        ("ok", False, {}, 0),
+    ],
+)  # fmt: skip
+def test_exec_s_exit_code_is_read_from_its_details(
+    text: str, is_error: bool, details: object, code: int | None
+) -> None:
+    from trajforge.reconstruct.formats.pi_tools import exit_code_of
+
+    assert exit_code_of(text, is_error, details) == code
