@@ -22,8 +22,12 @@ from trajforge.reconstruct.formats.pi_tools import (
 )
 from trajforge.records import CutOff, Event, ParseWarning, SourcePos
 
-TOOL_KINDS = {"read": "read", "write": "write", "edit": "edit", "bash": "shell", "exec": "shell"}
-"""pi's tools, and OpenClaw's ``exec`` (its shell; OpenClaw writes pi session files)."""
+TOOL_KINDS = {
+    "read": "read", "write": "write", "edit": "edit", "bash": "shell",
+    "exec": "shell", "apply_patch": "patch",
+}  # fmt: skip
+"""pi's tools, and OpenClaw's ``exec`` (its shell) and ``apply_patch`` (OpenClaw writes pi
+session files)."""
 _NO_CALL: tuple[None, None, dict[str, Any]] = (None, None, {})
 _MESSAGE_GIVEN = given("text")
 CUT_OFF = frozenset({"aborted", "error"})

@@ -33,6 +33,7 @@ _READ_CALL = given(*_CALL, "path")
 _READ_AT_CALL = given(*_CALL, "path", "offset")
 _WRITE_CALL = given(*_CALL, "path", "content")
 _EDIT_CALL = given(*_CALL, "path", "edits")
+_PATCH_CALL = given(*_CALL, "patch", "patch_format")
 RESULT_GIVEN = given(*_CALL, "text", "is_error")
 """``model_fields_set`` of a tool result with no fields of its kind (an error, other tools)."""
 SHELL_RESULT_GIVEN = given(*_CALL, "text", "is_error", "exit_code")
@@ -63,9 +64,13 @@ def texts(content: object) -> str:
 def normalise(fields: dict[str, Any], tool_kind: str, args: dict[str, Any]) -> set[str]:
     """Replay fields for pi's tools (read, write, edit, shell): read{path,offset,limit}
     write{path,content} edit{path,oldText,newText} or edit{path,edits:[{oldText,newText}]}
-    bash{command,timeout}; OpenClaw's exec{command,workdir} and the Claude-style names it
-    accepts (``file_path``, ``old_string``, ``new_string``); returns the call's
-    ``model_fields_set``."""
+    bash{command,timeout}; OpenClaw's exec{command,workdir}, apply_patch{input} (a V4A patch,
+    as Codex writes one) and the Claude-style names it accepts (``file_path``, ``old_string``,
+    ``new_string``); returns the call's ``model_fields_set``."""
+    if tool_kind == "patch":
+        fields["patch"] = str_or_none(args.get("input", args.get("patch")))
+        fields["patch_format"] = "v4a"
+        return _PATCH_CALL
     if tool_kind == "shell":
         fields["command"] = str_or_none(args.get("command"))
         if (workdir := str_or_none(args.get("workdir"))) is not None:

@@ -208,6 +208,12 @@ class _Session:
 REPORT_PY = "def total(rows):\n    return sum(r['units'] * r['price'] for r in rows) / len(rows)\n"
 FIXED_PY = REPORT_PY.replace(" / len(rows)\n", " / max(len(rows), 1)\n")
 ROOT = "/root/.openclaw/workspace"
+EMPTY_TEST = "from report import total\n\n\ndef test_empty():\n    assert total([]) == 0\n"
+EMPTY_TEST_PATCH = (
+    "*** Begin Patch\n*** Add File: shop/tests/test_empty.py\n"
+    + "".join(f"+{line}\n" for line in EMPTY_TEST.splitlines())
+    + "*** End Patch"
+)
 
 
 def _gateway_session() -> _Session:
@@ -225,6 +231,7 @@ def _gateway_session() -> _Session:
         },
         "Successfully replaced text.",
     )
+    s.tool("apply_patch", {"input": EMPTY_TEST_PATCH}, "Success. Updated the following files:")
     s.exec("python3 -m pytest -q tests/test_report.py", 0, "2 passed")
     s.say("report.py no longer divides by zero on an empty sales.csv; the tests pass.")
     s.user(f"{HEARTBEAT}\n{CLOCK}").tool("read", {"path": "HEARTBEAT.md"}, "- note progress\n")
@@ -265,6 +272,7 @@ def test_an_openclaw_dump_reads_its_exec_calls_and_drops_what_is_the_gateway_s(
     extend = out / "tasks" / by_family["extend"]["id"]
     assert (extend / "oracle" / "shop" / "report.py").read_text() == FIXED_PY
     assert not (extend / "oracle" / "memory").exists()  # the heartbeat's note is not the fix
+    assert (extend / "oracle" / "shop" / "tests" / "test_empty.py").read_text() == EMPTY_TEST
     drops = [(d["reason"], d["detail"]) for d in summary["dropped"]]
     assert drops == [
         ("harness_injected", "the greeting the gateway asks for after /new or /reset"),
