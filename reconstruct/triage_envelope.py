@@ -6,7 +6,8 @@ metadata):`` blocks of JSON, chat history ``(untrusted, for context)``, queued `
 …`` event lines before it, a ``[Thu 2026-03-05 16:29 GMT+8]`` stamp in front of it and a
 ``[message_id: …]`` line after it. A scheduled job arrives as ``[cron:<id> <name>] <message>``
 followed by ``Current time: …`` and "Return your summary as plain text; it will be delivered
-automatically. …". All of that is the gateway's, not the person's: :func:`unwrap` cuts it, and
+automatically. …" (hermes' scheduler puts "[SYSTEM: You are running as a scheduled cron job.
+…]" before it). All of that is the gateway's, not the person's: :func:`unwrap` cuts it, and
 what is left is judged as any request.
 
 Some turns are the gateway's own prompts on its own schedule — the heartbeat poll ("Read
@@ -37,8 +38,13 @@ SYSTEM_EVENTS = re.compile(r"\A(?:[^\S\n]*System(?: \(untrusted\))?:[^\n]*(?:\n|
 """Queued gateway events OpenClaw puts before the next message, one per line ("System:
 [2026-03-06 12:23:52 UTC] WhatsApp gateway connected.", "System: [...] Exec completed (…)")."""
 
-SCHEDULER_TAG = re.compile(r"\A\s*\[cron:[^\]\n]*\]\s*")
-"""The tag OpenClaw's scheduler puts in front of a job's message: ``[cron:<job id> <name>]``."""
+SCHEDULER_TAG = re.compile(
+    r"(?i)\A\s*(?:\[cron:[^\]\n]*\]"
+    r"|\[system: (?:you are running as a scheduled cron job|loaded skill)[^\n]*\](?=\s*\n))\s*"
+)
+"""What a scheduler puts in front of a job's message: OpenClaw's ``[cron:<job id> <name>]``,
+hermes' "[SYSTEM: You are running as a scheduled cron job. DELIVERY: …]" and its
+``[SYSTEM: Loaded skill "x". Follow its instructions.]`` lines."""
 
 STAMP = re.compile(
     r"\A\s*\[[^\]\n]{0,80}?\b\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2})?[^\]\n]{0,40}\]\s*"
