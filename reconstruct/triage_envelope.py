@@ -57,11 +57,21 @@ TRAILERS = re.compile(
     ^[^\S\n]*(?:current\ time|当前时间)\s*[:：][^\n]*$       # the scheduler's clock line
   | ^[^\S\n]*return\ your\ summary\ as\ plain\ text\b.*      # the delivery note (one line)
   | ^[^\S\n]*\[message_id:[^\]\n]*\][^\S\n]*$                # the chat message's id
+  | ^[^\S\n]*\[from:[^\]\n]*\][^\S\n]*$                      # who wrote a group message
+  | ^[^\S\n]*to\ send\ an\ image\ back,\ prefer\ the\ message\ tool\b.*  # after a media note
     """,
 )
 """Lines a gateway appends to a message: the time it was sent, how a job's result is delivered
 ("Return your summary as plain text; it will be delivered automatically. If the task explicitly
-calls for messaging a specific external recipient, …"), the message id."""
+calls for messaging a specific external recipient, …"), the message id, a group message's
+``[from: Name (+E164)]``, how to send an attached image back."""
+
+GROUP_HISTORY = re.compile(
+    r"(?s)\A\s*\[Chat messages since your last reply - for context\].*?"
+    r"\[Current message - respond to this\][^\S\n]*\n"
+)
+"""A group chat's messages since the agent last spoke, which OpenClaw puts before the one that
+triggered it: context; the request follows ``[Current message - respond to this]``."""
 
 GATEWAY_PROMPTS = (
     (
@@ -84,7 +94,7 @@ flush, the session-start greeting): each with the drop's detail."""
 def unwrap(text: str) -> str:
     """``text`` without the gateway's envelope (the whole text when it has none)."""
     body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
-    body = ENVELOPE_BLOCKS.sub("", body)
+    body = GROUP_HISTORY.sub("", ENVELOPE_BLOCKS.sub("", body))
     body = TRAILERS.sub("", body)
     while True:
         for tag in (SCHEDULER_TAG, STAMP):

@@ -121,6 +121,7 @@ ATTACHMENT = re.compile(
     r"""(?xi)
     \[(?:image|screenshot|pasted\ image|file)\s*\#?\d*\]    # Claude Code / pi placeholders
   | \[uploaded:
+  | \[media\ (?:attached|\d+/\d+)\b                          # OpenClaw's media note
   | (?:^|\s)@?(?:~|/Users/[^/\s]+|/home/[^/\s]+|[A-Z]:\\Users\\[^\\\s]+)
       [/\\](?:desktop|downloads|documents|pictures)[/\\]     # a file from the person's folders
   | \bscreen\s?shot\b[^\n]*\.(?:png|jpe?g|gif|webp)
