@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -32,6 +33,9 @@ HAND_OVER_TIMEOUT = 10.0
 """Seconds :func:`sha256_soon` waits for the hashing thread to take a job (it is busy with
 another reader thread's at most) before hashing the buffer itself."""
 SESSION_SUFFIXES = (".jsonl", ".json", ".jsonl.gz", ".json.gz", ".db", ".ndjson", ".gz")
+ARCHIVED = re.compile(r"\.jsonl\.(?:reset|deleted)\.[\w:.+-]+$")
+"""OpenClaw keeps a session file it set aside (``/new``, a deleted session) as
+``<id>.jsonl.reset.<time>`` / ``<id>.jsonl.deleted.<time>``: still a session."""
 
 
 class _GcPause:
@@ -297,4 +301,4 @@ def is_session_name(name: str) -> bool:
     a README or a hidden file."""
     if name.startswith(".") or name == "manifest.jsonl" or name.endswith(".md"):
         return False
-    return name.endswith(SESSION_SUFFIXES)
+    return name.endswith(SESSION_SUFFIXES) or ARCHIVED.search(name) is not None

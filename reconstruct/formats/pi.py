@@ -33,6 +33,7 @@ from trajforge.reconstruct.inputs import (
     gc_paused,
     iter_json_lines,
     json_line,
+    read_head,
     sha256_soon,
 )
 from trajforge.records import ParseWarning, Session, SessionHeader
@@ -79,7 +80,10 @@ class PiFormat:
 
     def sniff(self, path: Path, head: bytes) -> bool:
         """True when the first non-blank line is a pi session header, or a pi entry (a file
-        whose header line is missing)."""
+        whose header line is missing); or the store of session keys OpenClaw keeps beside its
+        pi session files (read as nothing)."""
+        if is_session_store(path, head):
+            return True
         first = head.lstrip().split(b"\n", 1)[0]
         record, _ = json_line(first)
         if record is None:  # a line cut off by the end of ``head``
@@ -89,9 +93,22 @@ class PiFormat:
     def parse(self, path: Path) -> Iterator[Session | ParseWarning]:
         """One Session per header; bad lines in it become ``Session.warnings``, lines before
         the first header are yielded as ParseWarnings (pi entries there make a headless one)."""
+        if path.name == "sessions.json" and is_session_store(path, read_head(path)):
+            return  # OpenClaw's index of the session files beside it: nothing to read
         with gc_paused():  # the file's JSON is freed inside: the collector never walks it
             items = _read(path)
         yield from items
+
+
+def is_session_store(path: Path, head: bytes) -> bool:
+    """OpenClaw's ``sessions.json``: its map of session keys (``agent:main:main``) to entries
+    (``sessionId``, ``updatedAt``, …) kept beside the ``<sessionId>.jsonl`` files."""
+    return (
+        path.name == "sessions.json"
+        and head.lstrip()[:1] == b"{"
+        and b'"sessionId"' in head
+        and b'"updatedAt"' in head
+    )
 
 
 def _read(path: Path) -> list[Session | ParseWarning]:

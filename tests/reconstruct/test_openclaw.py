@@ -275,12 +275,22 @@ def test_an_openclaw_dump_reads_its_exec_calls_and_drops_what_is_the_gateway_s(
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     _gateway_session().write(sessions / "183600b9.jsonl")
+    _service_session().write(sessions / "4c1d.jsonl.reset.2026-03-05T10-00-00.000Z")  # after /new
+    (sessions / "sessions.json").write_text(STORE)
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "trajforge.cli.main", "reconstruct", str(sessions), "-o",
             str(out), "--json"]  # fmt: skip
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
+    read = [
+        (Path(i["path"]).name, i["format"], i["sessions"], i["error"]) for i in summary["inputs"]
+    ]
+    assert read == [
+        ("183600b9.jsonl", "pi", 1, None),
+        ("4c1d.jsonl.reset.2026-03-05T10-00-00.000Z", "pi", 1, None),
+        ("sessions.json", "pi", 0, None),  # the gateway's index of its sessions: nothing to read
+    ]
     tasks = [json.loads(p.read_text()) for p in sorted(out.glob("tasks/*/task.json"))]
     by_family = {t["family"]: t for t in tasks}
     assert sorted(by_family) == ["extend", "repair"], summary["dropped"]
@@ -295,7 +305,23 @@ def test_an_openclaw_dump_reads_its_exec_calls_and_drops_what_is_the_gateway_s(
     assert drops == [
         ("harness_injected", "the greeting the gateway asks for after /new or /reset"),
         ("harness_injected", "a heartbeat poll the gateway sends on its own schedule"),
+        ("live_state", _service_only_detail()),
     ]
+
+
+STORE = json.dumps(
+    {"agent:main:main": {"sessionId": "183600b9-18f2-4cac-9e17-e96cc481d1f0",
+                         "updatedAt": 1772697600000, "chatType": "direct"}}, indent=2
+)  # fmt: skip
+"""OpenClaw's ``sessions.json`` beside its session files."""
+
+
+def _service_only_detail() -> str:
+    return (
+        "the agent only called the tools of the services it works in (feishu_chat_messages, "
+        "feishu_sheet_append, cron: 3 call(s)), never a file or shell tool: its work lives in "
+        "those services"
+    )
 
 
 def test_a_session_that_only_drives_a_service_is_one_live_state_row(tmp_path: Path) -> None:
@@ -307,8 +333,7 @@ def test_a_session_that_only_drives_a_service_is_one_live_state_row(tmp_path: Pa
     assert not list(out.glob("tasks/*"))
     (drop,) = result.dropped
     assert drop.reason.value == "live_state"
-    assert drop.detail.startswith("the agent only called the tools of the services it works in")
-    assert "feishu_chat_messages" in drop.detail and "3 call(s)" in drop.detail
+    assert drop.detail == _service_only_detail()
     assert drop.text.startswith("every day at 19:00 read the task messages")
 
 
