@@ -91,8 +91,21 @@ GATEWAY_PROMPTS = (
 flush, the session-start greeting): each with the drop's detail."""
 
 
+QUEUED = re.compile(r"\A\s*\[Queued messages while agent was busy\]\s*\n")
+QUEUED_ITEM = re.compile(r"(?m)^---[^\S\n]*\nQueued #\d+[^\S\n]*\n")
+"""Messages OpenClaw collected while a turn ran, sent as one: a header, then each message
+(its own envelope around it) after ``---`` / ``Queued #N``."""
+
+REFRESH = re.compile(r"(?i)\A\s*System(?: \(untrusted\))?: \[Post-compaction context refresh\]")
+"""The prompt OpenClaw sends after it compacted a session: read the startup files again."""
+
+
 def unwrap(text: str) -> str:
-    """``text`` without the gateway's envelope (the whole text when it has none)."""
+    """``text`` without the gateway's envelope (the whole text when it has none); messages it
+    collected while a turn ran are each unwrapped, one paragraph each."""
+    if QUEUED.match(text):
+        items = (unwrap(item) for item in QUEUED_ITEM.split(QUEUED.sub("", text)))
+        return "\n\n".join(item for item in items if item)
     body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
     body = GROUP_HISTORY.sub("", ENVELOPE_BLOCKS.sub("", body))
     body = TRAILERS.sub("", body)
@@ -107,6 +120,8 @@ def unwrap(text: str) -> str:
 
 def gateway_prompt(text: str) -> str | None:
     """What gateway prompt ``text`` is (the drop's detail), or None for anything else."""
+    if REFRESH.match(text):
+        return "the gateway's refresh of the startup files after it compacted the session"
     body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
     body = ENVELOPE_BLOCKS.sub("", body).lstrip()
     body = STAMP.sub("", body, count=1)

@@ -86,6 +86,9 @@ REPORT = "run tests/test_report.py and fix report.py so an empty sales.csv gives
         ("[Chat messages since your last reply - for context]\n[WhatsApp Ops +1555 2026-01-05 "
          "16:20] Alice: the build is red again\n\n[Current message - respond to this]\n[WhatsApp"
          f" Ops +1555 2026-01-05 16:29] {MEDIAN}\n[from: Mike (+15555550123)]", MEDIAN),
+        (f"[Queued messages while agent was busy]\n\n---\nQueued #1\n{META}{MEDIAN}\n\n---\n"
+         f"Queued #2\n{META}[Thu 2026-03-05 16:31 GMT+8] and a test for it", f"{MEDIAN}\n\n"
+         "and a test for it"),
         # the person's own words stay
         ("Sanitize untrusted input (form fields): escape it in render.py", "Sanitize untrusted "
          "input (form fields): escape it in render.py"),
@@ -116,6 +119,11 @@ def coding(request: str) -> Script:
         (f"{HEARTBEAT}\n{CLOCK}", "a heartbeat poll"),
         (FLUSH, "memory flush"),
         (GREETING, "after /new or /reset"),
+        (
+            "System: [Post-compaction context refresh] Session was just compacted. Execute your "
+            "Session Startup sequence now - read the required files.",
+            "after it compacted",
+        ),
         (f"{META}[Thu 2026-03-05 17:59 GMT+8] {HEARTBEAT}", "a heartbeat poll"),
     ],
 )
