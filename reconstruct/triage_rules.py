@@ -212,15 +212,26 @@ PROPOSAL = re.compile(
 described, so the deliverable is not in the request."""
 
 DEICTIC = re.compile(
-    r"(?i)\b(?:this|that|it|these|those|them|they)\b"
+    r"(?i)\b(?:this|that|it|these|those|them|they|(?<!\bno )such(?!\s+(?:as|that)\b))\b"
     r"(?!\s+(?:repo|repository|codebase|project|workspace|folder|directory|app|session|chat|"
     r"conversation)\b)"
 )
-"""Pronouns that may point back into the conversation ("fix it", "undo those"). They dangle
+"""Pronouns that may point back into the conversation ("fix it", "undo those", "any other such
+pathing issues?", not "such as" or "no such file"). They dangle
 only in a later, short turn that names no file or identifier (ANCHOR): "Fix the bug in calc.py
 so that the tests pass" is fine, and a session's first request has nothing to point back to
 ("… and which setting controls it?"); "this repo" and its like name the workspace, "this
 session" the conversation itself (what it asks is judged as a question about it)."""
+
+PRONOUN_SUBJECT = re.compile(
+    r"(?i)(?:^|[,;:]\s*)(?:(?:so|and|but|now|then)\s+)*"
+    r"(?P<it>it'?s|its|it|they'?re|they|that'?s)\s+"
+    r"(?!(?:not\s+)?(?:possible|safe|ok|okay|worth|true|fine|necessary|better|best|easy|hard|"
+    r"a good idea|time)\b)\w"
+)
+"""A question whose main clause has a pronoun for its subject ("so now, when hosted on
+render.com, its likely /dev/urandom?"): in a later short turn, what it asks about is the
+previous turn, whatever else it names; not the expletive "is it possible …", "it's worth …"."""
 
 STRONG_DEICTIC = re.compile(
     r"(?i)\b(?:again|same(?!(?:\s+\w+){0,2}\s+as\b)|previous|earlier|(?:as|like|than) before|"
