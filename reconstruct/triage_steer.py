@@ -39,7 +39,8 @@ def judged(
     :func:`~trajforge.reconstruct.triage.judge`); a request cut off before it touched anything
     and a turn right after it that cannot stand alone (judged as if it had finished: it may
     be cut off in turn, and steered again) come out as one thread; so do a request for a plan
-    and the reply that leans on it and led to the work, and a kept request and the turns after
+    and the reply that leans on it and led to the work (with any reply the person stopped
+    before it did anything between them), and a kept request and the turns after
     it that correct or continue its work (:func:`_corrected`)."""
     n = 0
     while n < len(threads):
@@ -51,6 +52,13 @@ def judged(
             if answer is None:
                 break
             then = threads[n + 1]
+            if answer and _interrupted(events, then):
+                # a reply to the plan the person stopped before it did anything ("Can we not use
+                # id fields …?" [aborted]): still the talk about the plan; the next turn may act
+                thread = steered(thread, then, answer)
+                drop, request = judge(events, thread, roots, known, changed, later=n > 0)
+                n += 1
+                continue
             alone = replace(then, cut_off=None, by_hand=None)  # judged for what it says
             leans, _ = judge(events, alone, roots, known, changed, True)
             if leans is None or leans.reason != Reason.NOT_SELF_CONTAINED:
@@ -107,6 +115,11 @@ def _finished(events: Sequence[Event], thread: Thread) -> bool:
     if last is None or last.kind != "assistant" or not last.text.strip():
         return False
     return rules.PROPOSAL.search(last.text.strip()) is None
+
+
+def _interrupted(events: Sequence[Event], thread: Thread) -> bool:
+    """The harness cut the thread off before it touched anything."""
+    return thread.cut_off is not None and not touched(events, thread.first, thread.last)
 
 
 def _settled(events: Sequence[Event], before: Thread) -> bool:
