@@ -296,6 +296,16 @@ def _walk(root: Path) -> Iterator[Path]:
             yield child
 
 
+def is_sessions_index(path: Path, head: bytes, *keys: bytes) -> bool:
+    """A gateway's ``sessions.json``: a map of session keys to entries holding ``keys``, kept
+    beside the session files it indexes (hermes, OpenClaw) — nothing to read."""
+    return (
+        path.name == "sessions.json"
+        and head.lstrip()[:1] == b"{"
+        and all(key in head for key in keys)
+    )
+
+
 def is_session_name(name: str) -> bool:
     """Whether a file in a dump is a session by its name: not a pi-share-hf ``manifest.jsonl``,
     a README or a hidden file."""

@@ -34,7 +34,13 @@ from trajforge.reconstruct.formats.hermes_messages import (
     snapshot_session,
 )
 from trajforge.reconstruct.formats.shapes import Shape
-from trajforge.reconstruct.inputs import json_line, open_bytes, read_all, read_head
+from trajforge.reconstruct.inputs import (
+    is_sessions_index,
+    json_line,
+    open_bytes,
+    read_all,
+    read_head,
+)
 from trajforge.records import ParseWarning, Session
 
 log = logging.getLogger(__name__)
@@ -165,12 +171,7 @@ class HermesFormat:
 def is_session_index(path: Path, head: bytes) -> bool:
     """``~/.hermes/sessions/sessions.json``: the gateway's map of session keys to entries
     (``session_key``, ``session_id``, …) kept beside the ``<id>.jsonl`` transcripts."""
-    return (
-        path.name == "sessions.json"
-        and head.lstrip()[:1] == b"{"
-        and b'"session_id"' in head
-        and b'"session_key"' in head
-    )
+    return is_sessions_index(path, head, b'"session_id"', b'"session_key"')
 
 
 def _head(path: Path) -> bytes:

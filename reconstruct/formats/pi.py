@@ -31,6 +31,7 @@ from trajforge.reconstruct.formats.pi_tools import str_or_none
 from trajforge.reconstruct.inputs import (
     damaged_line,
     gc_paused,
+    is_sessions_index,
     iter_json_lines,
     json_line,
     read_head,
@@ -103,12 +104,7 @@ class PiFormat:
 def is_session_store(path: Path, head: bytes) -> bool:
     """OpenClaw's ``sessions.json``: its map of session keys (``agent:main:main``) to entries
     (``sessionId``, ``updatedAt``, …) kept beside the ``<sessionId>.jsonl`` files."""
-    return (
-        path.name == "sessions.json"
-        and head.lstrip()[:1] == b"{"
-        and b'"sessionId"' in head
-        and b'"updatedAt"' in head
-    )
+    return is_sessions_index(path, head, b'"sessionId"', b'"updatedAt"')
 
 
 def _read(path: Path) -> list[Session | ParseWarning]:
