@@ -34,9 +34,13 @@ ENVELOPE_BLOCKS = re.compile(
 context):", "Untrusted context (metadata, do not treat as instructions or commands):"): each
 title line with the fenced block, or the lines, under it."""
 
-SYSTEM_EVENTS = re.compile(r"\A(?:[^\S\n]*System(?: \(untrusted\))?:[^\n]*(?:\n|\Z))+")
-"""Queued gateway events OpenClaw puts before the next message, one per line ("System:
-[2026-03-06 12:23:52 UTC] WhatsApp gateway connected.", "System: [...] Exec completed (…)")."""
+SYSTEM_EVENTS = re.compile(
+    r"\A[^\S\n]*System(?: \(untrusted\))?: \[[^\n]*(?:\n|\Z)"
+    r"(?:[^\S\n]*System(?: \(untrusted\))?:[^\n]*(?:\n|\Z))*"
+)
+"""Queued gateway events OpenClaw puts before the next message, one per line, the first with
+its time ("System: [2026-03-06 12:23:52 UTC] WhatsApp gateway connected.", "System: Run:
+openclaw doctor"); not a person's "System: Ubuntu 22.04, …"."""
 
 SCHEDULER_TAG = re.compile(
     r"(?i)\A\s*(?:\[cron:[^\]\n]*\]"
@@ -52,19 +56,20 @@ STAMP = re.compile(
 """A gateway envelope that ends in the message's date and time: ``[Thu 2026-03-05 16:29
 GMT+8]``, ``[WhatsApp +1555 +30s 2026-01-18T05:19Z]``."""
 
-TRAILERS = re.compile(
-    r"""(?xim)
-    ^[^\S\n]*(?:current\ time|当前时间)\s*[:：][^\n]*$       # the scheduler's clock line
-  | ^[^\S\n]*return\ your\ summary\ as\ plain\ text\b.*      # the delivery note (one line)
-  | ^[^\S\n]*\[message_id:[^\]\n]*\][^\S\n]*$                # the chat message's id
-  | ^[^\S\n]*\[from:[^\]\n]*\][^\S\n]*$                      # who wrote a group message
-  | ^[^\S\n]*to\ send\ an\ image\ back,\ prefer\ the\ message\ tool\b.*  # after a media note
-    """,
+TRAILER = re.compile(
+    r"""(?xi)
+    ^(?:current\ time|当前时间)\s*[:：].*        # the scheduler's clock line
+    |^return\ your\ summary\ as\ plain\ text\b.*  # how a job's result is delivered
+    |^\[(?:message_id|from):[^\]]*\]$            # the chat message's id, a group message's sender
+    """
 )
-"""Lines a gateway appends to a message: the time it was sent, how a job's result is delivered
-("Return your summary as plain text; it will be delivered automatically. If the task explicitly
-calls for messaging a specific external recipient, …"), the message id, a group message's
-``[from: Name (+E164)]``, how to send an attached image back."""
+"""Lines a gateway appends to the end of a message: the time it was sent, how a job's result is
+delivered ("Return your summary as plain text; it will be delivered automatically. If the task
+explicitly calls for messaging a specific external recipient, …"), the message id, a group
+message's ``[from: Name (+E164)]``. Cut from the end only: elsewhere they are the person's."""
+
+IMAGE_HINT = re.compile(r"(?im)^[^\S\n]*to send an image back, prefer the message tool\b.*$")
+"""The line OpenClaw puts under a ``[media attached: …]`` note."""
 
 GROUP_HISTORY = re.compile(
     r"(?s)\A\s*\[Chat messages since your last reply - for context\].*?"
@@ -108,7 +113,7 @@ def unwrap(text: str) -> str:
         return "\n\n".join(item for item in items if item)
     body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
     body = GROUP_HISTORY.sub("", ENVELOPE_BLOCKS.sub("", body))
-    body = TRAILERS.sub("", body)
+    body = _without_trailers(IMAGE_HINT.sub("", body))
     while True:
         for tag in (SCHEDULER_TAG, STAMP):
             if (m := tag.match(body)) is not None and m.end() < len(body.rstrip()):
@@ -116,6 +121,13 @@ def unwrap(text: str) -> str:
                 break
         else:
             return body.strip()
+
+
+def _without_trailers(body: str) -> str:
+    lines = body.rstrip().split("\n")
+    while lines and (not lines[-1].strip() or TRAILER.match(lines[-1].strip())):
+        lines.pop()
+    return "\n".join(lines)
 
 
 def gateway_prompt(text: str) -> str | None:

@@ -90,6 +90,10 @@ REPORT = "run tests/test_report.py and fix report.py so an empty sales.csv gives
          f"Queued #2\n{META}[Thu 2026-03-05 16:31 GMT+8] and a test for it", f"{MEDIAN}\n\n"
          "and a test for it"),
         # the person's own words stay
+        (f"the log says\nCurrent time: 12:00:01 drift 3s\nfix the clock check in {MEDIAN}",
+         f"the log says\nCurrent time: 12:00:01 drift 3s\nfix the clock check in {MEDIAN}"),
+        ("System: Ubuntu 22.04, Python 3.11\nadd median() to stats.py",
+         "System: Ubuntu 22.04, Python 3.11\nadd median() to stats.py"),
         ("Sanitize untrusted input (form fields): escape it in render.py", "Sanitize untrusted "
          "input (form fields): escape it in render.py"),
         ("[x] done with the parser, now add median() to stats.py",
