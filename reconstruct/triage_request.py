@@ -220,7 +220,7 @@ def _points_back(prose: str, later: bool, short: bool, anchored: bool) -> str | 
         return f"says the assistant's last turn is not it ({m.group(0).strip()!r}…)"
     if short and (m := _strong_pointer(prose)) is not None:
         return f"refers back ({m.group(0)!r})"
-    if later and short and is_question(prose) and (m := rules.PRONOUN_SUBJECT.search(prose)):
+    if later and short and is_question(prose) and (m := turns.PRONOUN_SUBJECT.search(prose)):
         return f"a follow-up question whose subject ({m.group('it')!r}) is the previous turn"
     if later and short and not anchored and (m := rules.DEICTIC.search(prose)) is not None:
         return f"refers back ({m.group(0)!r}) without naming what"

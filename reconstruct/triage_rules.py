@@ -223,16 +223,6 @@ so that the tests pass" is fine, and a session's first request has nothing to po
 ("… and which setting controls it?"); "this repo" and its like name the workspace, "this
 session" the conversation itself (what it asks is judged as a question about it)."""
 
-PRONOUN_SUBJECT = re.compile(
-    r"(?i)(?:^|[,;:]\s*)(?:(?:so|and|but|now|then)\s+)*"
-    r"(?P<it>it'?s|its|it|they'?re|they|that'?s)\s+"
-    r"(?!(?:not\s+)?(?:possible|safe|ok|okay|worth|true|fine|necessary|better|best|easy|hard|"
-    r"a good idea|time)\b)\w"
-)
-"""A question whose main clause has a pronoun for its subject ("so now, when hosted on
-render.com, its likely /dev/urandom?"): in a later short turn, what it asks about is the
-previous turn, whatever else it names; not the expletive "is it possible …", "it's worth …"."""
-
 STRONG_DEICTIC = re.compile(
     r"(?i)\b(?:again|same(?!(?:\s+\w+){0,2}\s+as\b)|previous|earlier|(?:as|like|than) before|"
     r"instead(?!\s+of\b)|actually|anymore|still(?!\s+(?:there|here|around|with me)\b)|the other|"

@@ -78,3 +78,13 @@ BY_HAND = re.compile(
 almost all chalk uses", "i undid your changes, try again", "i fixed the import myself"): edits
 between events that nothing recorded, so the replayed workspace after them is not the one the
 session worked in. Not "you removed…" (the assistant's doing) nor "i want it removed"."""
+
+PRONOUN_SUBJECT = re.compile(
+    r"(?i)(?:^|[,;:]\s*)(?:(?:so|and|but|now|then)\s+)*"
+    r"(?P<it>it'?s|its|it|they'?re|they|that'?s)\s+"
+    r"(?!(?:not\s+)?(?:possible|safe|ok|okay|worth|true|fine|necessary|better|best|easy|hard|"
+    r"a good idea|time)\b)\w"
+)
+"""A question whose main clause has a pronoun for its subject ("so now, when hosted on
+render.com, its likely /dev/urandom?"): in a later short turn, what it asks about is the
+previous turn, whatever else it names; not the expletive "is it possible …", "it's worth …"."""
