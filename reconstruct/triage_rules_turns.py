@@ -1,5 +1,6 @@
 """Rules for how a turn relates to the assistant's last one: a short reply to its question, a
-"yes, …" that answers it, a correction that restates the work in full, a closing tag question.
+"yes, …" that answers it, a correction that restates the work in full, a closing tag question,
+a question whose subject is a pronoun for the previous turn.
 Read by :mod:`.triage` and :mod:`.triage_request`; the other word lists are in
 :mod:`.triage_rules`."""
 
