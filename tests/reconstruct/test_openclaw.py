@@ -189,6 +189,14 @@ class _Session:
             }
         )
 
+    def custom(self, kind: str) -> _Session:
+        """An extension's entry on the parent chain (``openclaw:bootstrap-context:full``)."""
+        n = len(self.lines)
+        self.lines.append({"type": "custom", "customType": kind, "data": {"runId": "875db66f"},
+                           "id": f"m{n:04d}", "parentId": f"m{n - 1:04d}",
+                           "timestamp": "2026-03-05T08:00:00.000Z"})  # fmt: skip
+        return self
+
     def user(self, text: str) -> _Session:
         self._message({"role": "user", "content": [{"type": "text", "text": text}]})
         return self
@@ -248,7 +256,7 @@ EMPTY_TEST_PATCH = (
 
 def _gateway_session() -> _Session:
     s = _Session(ROOT).user(GREETING).tool("read", {"path": "SOUL.md"}, "# Soul\nBe brief.\n")
-    s.say("Hi Mike — what are we doing today?")
+    s.say("Hi Mike — what are we doing today?").custom("openclaw:bootstrap-context:full")
     job = f"[cron:3f1c9a2e nightly-report] {REPORT}\n{CLOCK}\n\n{DELIVERY}"
     s.user(job).tool("read", {"file_path": f"{ROOT}/shop/report.py"}, REPORT_PY)
     s.exec("python3 -m pytest -q tests/test_report.py", 1, "E   ZeroDivisionError\n1 failed")
