@@ -96,6 +96,21 @@ GATEWAY_PROMPTS = (
 flush, the session-start greeting): each with the drop's detail."""
 
 
+REPLY_CONTEXT = re.compile(
+    r"""(?xs)
+    \n*\[(?P<kind>Replying|Quoting)(?!\ to:)\b[^\]\n]*\]\n.*?\n\[/(?P=kind)\]  # OpenClaw
+    |\A\s*\[Replying\ to:\ ".*?"\][^\S\n]*\n\s*                   # hermes, before the body
+    |\[Thread\ context\b.*?\[End\ of\ thread\ context\]\s*          # hermes: a Slack thread
+    """
+)
+"""The message a chat reply quotes, and a thread's earlier messages, which the gateway adds
+as context: OpenClaw's ``[Replying to <sender> id:…]`` … ``[/Replying]`` (and ``[Quoting …]``),
+hermes' ``[Replying to: "…"]`` and ``[Thread context -- prior messages …]`` … ``[End of thread
+context]``. The person's words are the rest ("yes, do that" is then the approval it is)."""
+
+FORWARDED = re.compile(r"\A\s*\[Forwarded from [^\]\n]*\][^\S\n]*\n")
+"""OpenClaw's tag above a forwarded message (the message stays: it is what was sent)."""
+
 QUEUED = re.compile(r"\A\s*\[Queued messages while agent was busy\]\s*\n")
 QUEUED_ITEM = re.compile(r"(?m)^---[^\S\n]*\nQueued #\d+[^\S\n]*\n")
 """Messages OpenClaw collected while a turn ran, sent as one: a header, then each message
@@ -113,6 +128,7 @@ def unwrap(text: str) -> str:
         return "\n\n".join(item for item in items if item)
     body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
     body = GROUP_HISTORY.sub("", ENVELOPE_BLOCKS.sub("", body))
+    body = FORWARDED.sub("", REPLY_CONTEXT.sub("", body))
     body = _without_trailers(IMAGE_HINT.sub("", body))
     while True:
         for tag in (SCHEDULER_TAG, STAMP):

@@ -89,6 +89,14 @@ REPORT = "run tests/test_report.py and fix report.py so an empty sales.csv gives
         (f"[Queued messages while agent was busy]\n\n---\nQueued #1\n{META}{MEDIAN}\n\n---\n"
          f"Queued #2\n{META}[Thu 2026-03-05 16:31 GMT+8] and a test for it", f"{MEDIAN}\n\n"
          "and a test for it"),
+        (f"{META}[Thu 2026-03-05 16:40 GMT+8] yes, and a test for it\n\n[Replying to Mike "
+         "id:3EB0C7]\nI added median() to stats.py. Want a test?\n[/Replying]",
+         "yes, and a test for it"),
+        ('[Replying to: "I added median() to stats.py. Want a test?"]\n\nyes, and a test for it',
+         "yes, and a test for it"),  # hermes
+        ("[Thread context -- prior messages in this thread (not yet in conversation history):]\n"
+         f"Alice: the build is red\n[End of thread context]\n\n{MEDIAN}", MEDIAN),  # hermes
+        (f"[Forwarded from Alice at 2026-03-05T08:00:00.000Z]\n{MEDIAN}", MEDIAN),
         # the person's own words stay
         (f"the log says\nCurrent time: 12:00:01 drift 3s\nfix the clock check in {MEDIAN}",
          f"the log says\nCurrent time: 12:00:01 drift 3s\nfix the clock check in {MEDIAN}"),
@@ -395,3 +403,22 @@ def test_a_file_sent_through_the_chat_is_an_attachment() -> None:
     assert reasons(found) == ["live_state"]
     assert found.drops[0].detail == "refers to a file attached from outside the workspace"
     assert "To send an image back" not in clean(MEDIA).text
+
+
+def test_a_chat_reply_quoting_the_assistant_reads_as_the_same_reply_typed_plainly() -> None:
+    """OpenClaw puts the replied-to message after the body; left in, the turn "quoted the
+    assistant's last message" and was judged as a reply of its own, unlike the same words
+    typed without the gateway (here an ack approving the proposal, as in any harness)."""
+    asked = "I added median() to stats.py. Want a test for it?"
+
+    def session(reply: str) -> Script:
+        s = coding(f"{META}{MEDIAN}").say(asked).user(reply)
+        return s.write("test_stats.py", "from stats import median\n").say("Added the test.")
+
+    quoted = run(session(f"{META}yes please\n\n[Replying to Mike id:3EB0C7]\n{asked}\n[/Replying]"))
+    plain = run(session("yes please"))
+    assert [(d.reason, d.detail) for d in quoted.drops] == [
+        (d.reason, d.detail) for d in plain.drops
+    ]
+    assert families(quoted) == families(plain)
+    assert not any("quotes the assistant" in d.detail for d in quoted.drops)
