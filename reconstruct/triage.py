@@ -235,7 +235,7 @@ def threads_of(
     merged, closed = 0, False
     for n, turn in enumerate(turns):
         last = turns[n + 1].index - 1 if n + 1 < len(turns) else len(events) - 1
-        if (prompt := gateway_prompt(turn.raw)) is not None:  # its work is nobody's request
+        if (prompt := gateway_prompt(turn.raw, turn.text)) is not None:  # nobody asked for its work
             drops.append(Drop(Reason.HARNESS_INJECTED, turn.index, last, prompt, preview(turn.raw)))
             closed = True
             continue

@@ -146,14 +146,13 @@ def _without_trailers(body: str) -> str:
     return "\n".join(lines)
 
 
-def gateway_prompt(text: str) -> str | None:
-    """What gateway prompt ``text`` is (the drop's detail), or None for anything else."""
-    if REFRESH.match(text):
+def gateway_prompt(raw: str, text: str) -> str | None:
+    """What gateway prompt a user turn is (the drop's detail), or None for anything else:
+    ``raw`` as recorded, ``text`` as :func:`unwrap` (through ``triage.clean``) left it (the
+    post-compaction refresh is all ``System:`` lines, which unwrapping cuts)."""
+    if REFRESH.match(raw):
         return "the gateway's refresh of the startup files after it compacted the session"
-    body = SYSTEM_EVENTS.sub("", text.lstrip("\n"))
-    body = ENVELOPE_BLOCKS.sub("", body).lstrip()
-    body = STAMP.sub("", body, count=1)
     for pattern, detail in GATEWAY_PROMPTS:
-        if pattern.match(body):
+        if pattern.match(text):
             return detail
     return None

@@ -38,8 +38,9 @@ __all__ = [
 ]
 
 OTHERS_CITED = 2
-SERVICE_TOOLS_SHOWN = 4
 """How many other calls outside the workspace a live_state detail names."""
+SERVICE_TOOLS_SHOWN = 4
+"""How many tool names a service-only session's drop names (the most called first)."""
 
 Left = Literal["changes", "answer", "nothing"]
 """What a thread left: changed workspace files, only a final answer, or neither."""
